@@ -1,0 +1,63 @@
+# Row access shared by every kernel that walks a data matrix, dense or CSR.
+#
+# One accessor for both layouts (the idea of lightning's RowDataset): a row is
+# (values, indices, nnz).  For a dense matrix `indices` is NULL and the row's
+# values are the n_cols contiguous entries; for CSR `indices` holds the column
+# of each stored value.  The kernels below branch once per row, not per entry.
+
+cdef struct Rows:
+    const double* data      # CSR .data (nnz,) or dense (n_rows * n_cols,)
+    const int* indices      # CSR .indices (nnz,) or NULL for dense
+    const int* indptr       # CSR .indptr (n_rows + 1,) or NULL for dense
+    Py_ssize_t n_rows
+    Py_ssize_t n_cols
+
+
+cdef inline Py_ssize_t rows_get(const Rows* X, Py_ssize_t i,
+                                const double** values,
+                                const int** indices) noexcept nogil:
+    """Point `values`/`indices` at row i; return its number of stored entries."""
+    cdef Py_ssize_t start
+    if X.indptr == NULL:
+        values[0] = X.data + i * X.n_cols          # X[i, :]
+        indices[0] = NULL
+        return X.n_cols
+    start = X.indptr[i]
+    values[0] = X.data + start                     # X.data[indptr[i]:indptr[i+1]]
+    indices[0] = X.indices + start
+    return X.indptr[i + 1] - start
+
+
+cdef inline double row_dot(const double* values, const int* indices,
+                           Py_ssize_t nnz, const double* w) noexcept nogil:
+    """x_row @ w"""
+    cdef double s = 0.0
+    cdef Py_ssize_t k
+    if indices == NULL:
+        for k in range(nnz):
+            s += values[k] * w[k]
+    else:
+        for k in range(nnz):
+            s += values[k] * w[indices[k]]
+    return s
+
+
+cdef inline void row_axpy(double alpha, const double* values, const int* indices,
+                          Py_ssize_t nnz, double* w) noexcept nogil:
+    """w += alpha * x_row"""
+    cdef Py_ssize_t k
+    if indices == NULL:
+        for k in range(nnz):
+            w[k] += alpha * values[k]
+    else:
+        for k in range(nnz):
+            w[indices[k]] += alpha * values[k]
+
+
+cdef inline double row_sq_norm(const double* values, Py_ssize_t nnz) noexcept nogil:
+    """x_row @ x_row (explicit zeros of a dense row add nothing)"""
+    cdef double s = 0.0
+    cdef Py_ssize_t k
+    for k in range(nnz):
+        s += values[k] * values[k]
+    return s

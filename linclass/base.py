@@ -1,0 +1,187 @@
+"""Estimator base classes, compatible with scikit-learn without importing it.
+
+:class:`BaseEstimator` gives ``get_params``/``set_params`` (the protocol behind
+scikit-learn's ``clone``, ``Pipeline`` and ``GridSearchCV``), a ``__repr__``
+showing non-default parameters, and ``save``.  :class:`ClassifierMixin` adds
+``score`` (accuracy) and the classifier tags scikit-learn looks for.
+"""
+import inspect
+
+import numpy as np
+
+__all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
+
+
+class BaseEstimator:
+    """Base class of every linclass model.
+
+    Subclasses list all their parameters as explicit keyword arguments of
+    ``__init__`` and store each unchanged under the same name; ``fit`` sets
+    the learned attributes, whose names end with an underscore.
+    """
+
+    @classmethod
+    def _get_param_names(cls):
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        sig = inspect.signature(init)
+        names = []
+        for p in sig.parameters.values():
+            if p.name == "self":
+                continue
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise RuntimeError("%s.__init__ must not take *args or **kwargs: "
+                                   "parameters must be explicit" % cls.__name__)
+            names.append(p.name)
+        return sorted(names)
+
+    def get_params(self, deep=True):
+        """Parameters of this estimator (and of nested estimators when ``deep``)."""
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                for k, v in value.get_params().items():
+                    out["%s__%s" % (name, k)] = v
+            out[name] = value
+        return out
+
+    def set_params(self, **params):
+        """Set parameters (``name`` or ``nested__name``); returns self."""
+        if not params:
+            return self
+        valid = self.get_params(deep=True)
+        nested = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError("invalid parameter %r for %s; valid parameters: %s"
+                                 % (name, type(self).__name__,
+                                    ", ".join(self._get_param_names())))
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+                valid[name] = value
+        for name, sub_params in nested.items():
+            valid[name].set_params(**sub_params)
+        return self
+
+    def __repr__(self):
+        try:
+            defaults = {name: p.default for name, p in
+                        inspect.signature(type(self).__init__).parameters.items()}
+        except (TypeError, ValueError):
+            defaults = {}
+        parts = []
+        for name in self._get_param_names():
+            value = getattr(self, name, None)
+            default = defaults.get(name, inspect.Parameter.empty)
+            try:
+                same = value is default or bool(value == default)
+            except Exception:
+                same = False
+            if not same:
+                parts.append("%s=%r" % (name, value))
+        return "%s(%s)" % (type(self).__name__, ", ".join(parts))
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_linclass_version"] = _version()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state.pop("_linclass_version", None)
+        self.__dict__.update(state)
+
+    # -- persistence (see linclass.persistence) ---------------------------
+    def save(self, path):
+        """Write the fitted model to ``path`` (``.npz`` + JSON metadata, no pickle).
+
+        Load it back with :func:`linclass.load`.
+        """
+        from .persistence import save_model
+        return save_model(self, path)
+
+    def _get_state(self):
+        """Fitted state to persist: every attribute ending in ``_``.
+
+        Models holding objects that ``linclass.persistence`` cannot encode
+        (anything beyond numbers, strings, lists, dicts, numpy arrays, CSR
+        matrices and nested linclass estimators) override this and
+        :meth:`_set_state`.
+        """
+        return {k: v for k, v in vars(self).items()
+                if k.endswith("_") and not k.startswith("_")}
+
+    def _set_state(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    # -- scikit-learn integration (only called by scikit-learn) ----------
+    def __sklearn_tags__(self):
+        from sklearn.utils import Tags, TargetTags, InputTags
+        tags = Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    input_tags=InputTags(sparse=True))
+        return tags
+
+
+class ClassifierMixin:
+    """``score`` = mean accuracy; marks the estimator as a classifier."""
+
+    _estimator_type = "classifier"
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given)."""
+        from .metrics import accuracy_score
+        return accuracy_score(y, self.predict(X), sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.classifier_tags = ClassifierTags()
+        tags.target_tags.required = True
+        return tags
+
+
+class RegressorMixin:
+    """``score`` = coefficient of determination R^2."""
+
+    _estimator_type = "regressor"
+
+    def score(self, X, y, sample_weight=None):
+        y = np.asarray(y, dtype=np.float64)
+        pred = np.asarray(self.predict(X), dtype=np.float64)
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
+        ss_res = np.sum(w * (y - pred) ** 2)
+        ss_tot = np.sum(w * (y - np.average(y, weights=w)) ** 2)
+        return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import RegressorTags
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "regressor"
+        tags.regressor_tags = RegressorTags()
+        tags.target_tags.required = True
+        return tags
+
+
+class TransformerMixin:
+    """``fit_transform`` = ``fit`` then ``transform``."""
+
+    def fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X, y, **fit_params).transform(X)
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()
+        return tags
+
+
+def _version():
+    from . import __version__
+    return __version__

@@ -1,0 +1,250 @@
+"""Saving and loading models without pickle.
+
+File format (``FORMAT_VERSION`` 1)
+----------------------------------
+A numpy ``.npz`` archive holding
+
+``__linclass_meta__``
+    UTF-8 JSON (as a uint8 array) with the keys ``format`` (always
+    ``"linclass-model"``), ``format_version``, ``linclass_version``,
+    ``class`` (``"linclass.<module>.<Name>"``), ``params`` (constructor
+    parameters) and ``state`` (fitted attributes).
+``__linclass_digest__``
+    SHA-256 of the metadata bytes followed by every array's name, dtype,
+    shape and bytes, in sorted name order: a file edited by hand or cut short
+    fails to load with :class:`~linclass.exceptions.ModelFormatError`.
+``a0``, ``a1``, ...
+    The numpy arrays referenced from the JSON as ``{"__array__": "a0"}``.
+
+JSON values are tagged where JSON alone would lose information:
+``{"__tuple__": [...]}``, ``{"__dict__": [[key, value], ...]}`` (keys of any
+encodable type), ``{"__float__": "nan"|"inf"|"-inf"}``,
+``{"__csr__": [data, indices, indptr], "shape": [m, n]}`` and
+``{"__estimator__": "linclass.x.Y", "params": ..., "state": ...}`` for nested
+linclass estimators.  Arrays are loaded with ``allow_pickle=False``; object
+arrays are refused at save time.  Only classes defined inside the ``linclass``
+package are instantiated on load.
+"""
+import hashlib
+import importlib
+import json
+import math
+import numbers
+import os
+import zipfile
+
+import numpy as np
+import scipy.sparse as sp
+
+from .exceptions import ModelFormatError
+
+FORMAT_NAME = "linclass-model"
+FORMAT_VERSION = 1
+
+__all__ = ["save_model", "load", "FORMAT_VERSION"]
+
+
+class _Encoder:
+    def __init__(self):
+        self.arrays = {}
+
+    def _array(self, arr, where):
+        arr = np.asarray(arr)
+        if arr.dtype == object or arr.dtype.kind == "V":
+            if arr.dtype == object:
+                try:  # arrays of strings saved as unicode arrays
+                    arr2 = arr.astype(str)
+                except Exception:
+                    arr2 = None
+                if arr2 is not None and all(isinstance(v, str) for v in arr.ravel()):
+                    name = "a%d" % len(self.arrays)
+                    self.arrays[name] = np.ascontiguousarray(arr2)
+                    return {"__array__": name, "object_str": True}
+            raise ModelFormatError("cannot save %s: object arrays are not supported "
+                                   "by the pickle-free format" % where)
+        name = "a%d" % len(self.arrays)
+        self.arrays[name] = np.ascontiguousarray(arr)
+        return {"__array__": name}
+
+    def encode(self, value, where):
+        from .base import BaseEstimator
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, numbers.Integral):
+            return int(value)
+        if isinstance(value, numbers.Real):
+            value = float(value)
+            if math.isnan(value):
+                return {"__float__": "nan"}
+            if math.isinf(value):
+                return {"__float__": "inf" if value > 0 else "-inf"}
+            return value
+        if isinstance(value, np.ndarray):
+            return self._array(value, where)
+        if sp.issparse(value):
+            csr = sp.csr_matrix(value)
+            return {"__csr__": [self._array(csr.data, where), self._array(csr.indices, where),
+                                self._array(csr.indptr, where)],
+                    "shape": list(csr.shape)}
+        if isinstance(value, list):
+            return [self.encode(v, "%s[%d]" % (where, i)) for i, v in enumerate(value)]
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(v, "%s[%d]" % (where, i))
+                                  for i, v in enumerate(value)]}
+        if isinstance(value, dict):
+            return {"__dict__": [[self.encode(k, where + " key"),
+                                  self.encode(v, "%s[%r]" % (where, k))]
+                                 for k, v in value.items()]}
+        if isinstance(value, BaseEstimator):
+            return {"__estimator__": _class_path(type(value)),
+                    "params": self.encode(value.get_params(deep=False), where + ".params"),
+                    "state": self.encode(value._get_state(), where + ".state")}
+        raise ModelFormatError("cannot save %s: values of type %s are not supported "
+                               "by the pickle-free format" % (where, type(value).__name__))
+
+
+class _Decoder:
+    def __init__(self, arrays, filename):
+        self.arrays = arrays
+        self.filename = filename
+
+    def _array(self, ref):
+        name = ref["__array__"]
+        if name not in self.arrays:
+            raise ModelFormatError("%s: array %r referenced by the metadata is missing"
+                                   % (self.filename, name))
+        arr = self.arrays[name]
+        return arr.astype(object) if ref.get("object_str") else arr
+
+    def decode(self, value):
+        if isinstance(value, list):
+            return [self.decode(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if "__array__" in value:
+            return self._array(value)
+        if "__float__" in value:
+            return float(value["__float__"])
+        if "__tuple__" in value:
+            return tuple(self.decode(v) for v in value["__tuple__"])
+        if "__dict__" in value:
+            return {_hashable(self.decode(k)): self.decode(v) for k, v in value["__dict__"]}
+        if "__csr__" in value:
+            data, indices, indptr = (self._array(r) for r in value["__csr__"])
+            return sp.csr_matrix((data, indices, indptr), shape=tuple(value["shape"]))
+        if "__estimator__" in value:
+            cls = _resolve_class(value["__estimator__"], self.filename)
+            est = cls(**self.decode(value["params"]))
+            est._set_state(self.decode(value["state"]))
+            return est
+        raise ModelFormatError("%s: unknown tagged value with keys %s"
+                               % (self.filename, sorted(value)))
+
+
+def _hashable(k):
+    return tuple(k) if isinstance(k, list) else k
+
+
+def _class_path(cls):
+    return "%s.%s" % (cls.__module__, cls.__qualname__)
+
+
+def _resolve_class(path, filename):
+    from .base import BaseEstimator
+    module, _, name = path.rpartition(".")
+    if not (module == "linclass" or module.startswith("linclass.")):
+        raise ModelFormatError("%s: class %r is not a linclass model; refusing to load it"
+                               % (filename, path))
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise ModelFormatError("%s: model class %r does not exist in this version of "
+                               "linclass" % (filename, path))
+    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
+        raise ModelFormatError("%s: %r is not a linclass estimator" % (filename, path))
+    return cls
+
+
+def _digest(meta_bytes, arrays):
+    h = hashlib.sha256()
+    h.update(meta_bytes)
+    for name in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[name])
+        h.update(name.encode())
+        h.update(str(arr.dtype.str).encode())
+        h.update(repr(arr.shape).encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def save_model(model, path):
+    """Write ``model`` to ``path`` in the format described above; returns the path."""
+    from . import __version__
+    from .base import BaseEstimator
+    if not isinstance(model, BaseEstimator):
+        raise TypeError("save_model expects a linclass estimator, got %s" % type(model).__name__)
+    enc = _Encoder()
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "linclass_version": __version__,
+        "class": _class_path(type(model)),
+        "params": enc.encode(model.get_params(deep=False), "params"),
+        "state": enc.encode(model._get_state(), "state"),
+    }
+    meta_bytes = json.dumps(meta, sort_keys=True, allow_nan=False).encode("utf-8")
+    digest = _digest(meta_bytes, enc.arrays)
+    path = os.fspath(path)
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, __linclass_meta__=np.frombuffer(meta_bytes, dtype=np.uint8),
+                            __linclass_digest__=np.frombuffer(digest.encode(), dtype=np.uint8),
+                            **enc.arrays)
+    return path
+
+
+def load(path):
+    """Load a model written by ``model.save(path)``.
+
+    Raises :class:`~linclass.exceptions.ModelFormatError` for a file that is
+    not a linclass model, was modified after saving, or was written by a newer
+    format version.
+    """
+    filename = os.fspath(path)
+    try:
+        with np.load(filename, allow_pickle=False) as npz:
+            contents = {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        raise ModelFormatError("%s: not a linclass model file (%s)" % (filename, exc))
+    if "__linclass_meta__" not in contents or "__linclass_digest__" not in contents:
+        raise ModelFormatError("%s: not a linclass model file (no linclass metadata)" % filename)
+    meta_bytes = contents.pop("__linclass_meta__").tobytes()
+    stored_digest = contents.pop("__linclass_digest__").tobytes().decode("ascii", "replace")
+    try:
+        meta = json.loads(meta_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFormatError("%s: corrupt metadata (%s)" % (filename, exc))
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        raise ModelFormatError("%s: not a linclass model file" % filename)
+    version = meta.get("format_version")
+    if not isinstance(version, int):
+        raise ModelFormatError("%s: missing or invalid format_version" % filename)
+    if version > FORMAT_VERSION:
+        raise ModelFormatError(
+            "%s: written with model format version %d by linclass %s; this linclass "
+            "reads format versions up to %d: upgrade linclass to load it"
+            % (filename, version, meta.get("linclass_version", "?"), FORMAT_VERSION))
+    if _digest(meta_bytes, contents) != stored_digest:
+        raise ModelFormatError("%s: checksum mismatch: the file was modified or damaged "
+                               "after it was saved" % filename)
+    cls = _resolve_class(meta.get("class", ""), filename)
+    dec = _Decoder(contents, filename)
+    try:
+        model = cls(**dec.decode(meta["params"]))
+    except TypeError as exc:
+        raise ModelFormatError("%s: parameters do not match %s: %s" % (filename, cls.__name__, exc))
+    model._set_state(dec.decode(meta["state"]))
+    return model

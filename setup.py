@@ -1,0 +1,83 @@
+"""Build description of linclass's compiled core.
+
+Metadata, dependencies and extras live in ``pyproject.toml``; this file only
+describes the Cython extensions: every ``linclass/_core/*.pyx`` becomes one
+extension module ``linclass._core.<name>``.
+
+Environment switches
+--------------------
+LINCLASS_DEBUG_BUILD=1
+    Compile with bounds checking, wraparound and initialisation checks turned
+    on, ``-O0 -g`` and assertions enabled.  The test suite is run against this
+    build in CI: an out-of-bounds access in a kernel then raises IndexError
+    instead of corrupting memory.
+"""
+import glob
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+try:
+    from Cython.Build import cythonize
+except ImportError:  # pragma: no cover - pyproject.toml declares Cython
+    sys.exit("setup.py: Cython>=3.0.10,<4 is required to build linclass "
+             "(it is listed in pyproject.toml's build-system requirements)")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEBUG_BUILD = os.environ.get("LINCLASS_DEBUG_BUILD", "0") not in ("", "0")
+
+pyx_files = sorted(os.path.relpath(p, HERE).replace(os.sep, "/") for p in
+                   glob.glob(os.path.join(HERE, "linclass", "_core", "*.pyx")))
+if not pyx_files:
+    sys.exit("setup.py: no linclass/_core/*.pyx found; refusing to build a "
+             "package without its compiled core")
+
+compiler_directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG_BUILD,
+    "wraparound": DEBUG_BUILD,
+    "initializedcheck": DEBUG_BUILD,
+    "nonecheck": DEBUG_BUILD,
+    # C semantics for / and %: kernels never rely on Python's rounding.
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+
+class BuildExt(build_ext):
+    """Choose optimisation flags per compiler (no -march=native, no -ffast-math)."""
+
+    def build_extensions(self):
+        ctype = self.compiler.compiler_type
+        for ext in self.extensions:
+            if ctype == "msvc":
+                ext.extra_compile_args = ["/Od", "/Zi"] if DEBUG_BUILD else ["/O2"]
+            else:
+                ext.extra_compile_args = (["-O0", "-g", "-UNDEBUG"] if DEBUG_BUILD
+                                          else ["-O3"])
+                ext.extra_compile_args.append("-Wno-unreachable-code")
+        super().build_extensions()
+
+
+extensions = [
+    Extension(
+        "linclass._core." + os.path.splitext(os.path.basename(path))[0],
+        [path],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    for path in pyx_files
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=compiler_directives,
+        # The debug build writes its C next to the release one; force a
+        # regeneration whenever the switch is given so the two never mix.
+        force=DEBUG_BUILD,
+        quiet=True,
+    ),
+    cmdclass={"build_ext": BuildExt},
+)
