@@ -156,8 +156,9 @@ def encode_labels(y, classes=None):
     codes = np.clip(codes, 0, len(classes) - 1)
     bad = classes[codes] != y
     if np.any(bad):
+        first = y[np.flatnonzero(bad)[0]]
         raise ValueError("label %r was not seen in training; known labels: %s"
-                         % (y[np.flatnonzero(bad)[0]], list(classes)[:20]))
+                         % (getattr(first, "item", lambda: first)(), classes.tolist()[:20]))
     return classes, codes.astype(np.int32)
 
 
