@@ -1,0 +1,364 @@
+"""Sequence labelling kernels: Viterbi decoding and the averaged structured
+perceptron epoch of linear-chain models.
+
+Model (first order, K labels, F token attributes):
+    score(x, y) = start[y_0] + sum_t E[t, y_t] + sum_{t>=1} trans[y_{t-1}, y_t]
+                  + stop[y_{T-1}]   (+ sum_{t>=2} trans2[y_{t-2}, y_{t-1}, y_t] for order 2)
+    E[t, :] = sum_{f in x_t} x_t[f] * W[f, :]          (one sparse-dense product)
+
+Tokens of all sentences are rows of one CSR matrix (indices int32, data float64,
+indptr int32); sentence s owns rows sent_offsets[s]:sent_offsets[s+1].  Weights
+are float32 (training) or float64 (the structural SVM's weight vector): the
+kernels are fused over both.  Ties are broken towards the smallest label index
+at each step, scanning predecessors in increasing order.
+
+Collins (2002), "Discriminative training methods for hidden Markov models";
+Daume III (2006) for the lazy averaging.  The caller (linclass.sequence)
+validates every array: no bounds checks happen here.
+"""
+from cython cimport floating
+from libc.math cimport INFINITY
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+
+import numpy as np
+
+
+# ---------------------------------------------------------------- kernels --
+
+cdef void emission_scores(const floating* W, Py_ssize_t K,
+                          const int* indices, const double* data, const int* indptr,
+                          Py_ssize_t row0, Py_ssize_t n, double* E) noexcept nogil:
+    """E[t, :] = X[row0 + t] @ W for t < n   (E is n x K, overwritten)"""
+    cdef Py_ssize_t t, p, k
+    cdef const floating* wrow
+    cdef double v
+    cdef double* erow
+    for t in range(n):
+        erow = E + t * K
+        for k in range(K):
+            erow[k] = 0.0
+        for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+            wrow = W + <Py_ssize_t>indices[p] * K
+            v = data[p]
+            for k in range(K):
+                erow[k] += v * wrow[k]
+
+
+cdef void add_hamming(double* E, Py_ssize_t n, Py_ssize_t K, const int* gold,
+                      double weight) noexcept nogil:
+    """E[t, k] += weight * (k != gold[t])   (loss augmentation)"""
+    cdef Py_ssize_t t, k
+    for t in range(n):
+        for k in range(K):
+            if k != gold[t]:
+                E[t * K + k] += weight
+
+
+cdef double viterbi1(const double* E, Py_ssize_t n, Py_ssize_t K,
+                     const floating* trans, const floating* start, const floating* stop,
+                     double* delta, int* back, int* out) noexcept nogil:
+    """First-order Viterbi; writes the best path to out[0:n], returns its score.
+    delta: 2*K doubles of workspace, back: n*K ints."""
+    cdef Py_ssize_t t, j, k
+    cdef double best, s
+    cdef int arg
+    cdef double* prev = delta
+    cdef double* cur = delta + K
+    cdef double* tmp
+    if n == 0:
+        return 0.0
+    for k in range(K):
+        prev[k] = start[k] + E[k]
+    for t in range(1, n):
+        for k in range(K):
+            best = -INFINITY
+            arg = 0
+            for j in range(K):
+                s = prev[j] + trans[j * K + k]      # max_j delta[t-1, j] + trans[j, k]
+                if s > best:
+                    best = s
+                    arg = <int>j
+            cur[k] = best + E[t * K + k]
+            back[t * K + k] = arg
+        tmp = prev
+        prev = cur
+        cur = tmp
+    best = -INFINITY
+    arg = 0
+    for k in range(K):
+        s = prev[k] + stop[k]
+        if s > best:
+            best = s
+            arg = <int>k
+    out[n - 1] = arg
+    t = n - 1
+    while t > 0:
+        out[t - 1] = back[t * K + out[t]]
+        t -= 1
+    return best
+
+
+cdef double viterbi2(const double* E, Py_ssize_t n, Py_ssize_t K,
+                     const floating* trans, const floating* trans2,
+                     const floating* start, const floating* stop,
+                     double* delta, int* back, int* out) noexcept nogil:
+    """Second-order Viterbi over label pairs (y_{t-1}, y_t), O(n K^3).
+    delta: 2*K*K doubles, back: n*K*K ints."""
+    cdef Py_ssize_t t, i, j, k, KK = K * K
+    cdef double best, s
+    cdef int arg, bi, bj
+    cdef double* prev = delta
+    cdef double* cur = delta + KK
+    cdef double* tmp
+    if n == 0:
+        return 0.0
+    if n == 1:
+        best = -INFINITY
+        arg = 0
+        for k in range(K):
+            s = start[k] + E[k] + stop[k]
+            if s > best:
+                best = s
+                arg = <int>k
+        out[0] = arg
+        return best
+    for j in range(K):                          # t = 1: pair (y_0 = j, y_1 = k)
+        for k in range(K):
+            prev[j * K + k] = start[j] + E[j] + trans[j * K + k] + E[K + k]
+    for t in range(2, n):
+        for j in range(K):
+            for k in range(K):
+                best = -INFINITY
+                arg = 0
+                for i in range(K):
+                    s = prev[i * K + j] + trans2[(i * K + j) * K + k]
+                    if s > best:
+                        best = s
+                        arg = <int>i
+                cur[j * K + k] = best + trans[j * K + k] + E[t * K + k]
+                back[t * KK + j * K + k] = arg
+        tmp = prev
+        prev = cur
+        cur = tmp
+    best = -INFINITY
+    bi = 0
+    bj = 0
+    for j in range(K):
+        for k in range(K):
+            s = prev[j * K + k] + stop[k]
+            if s > best:
+                best = s
+                bi = <int>j
+                bj = <int>k
+    out[n - 2] = bi
+    out[n - 1] = bj
+    t = n - 1
+    while t > 1:
+        out[t - 2] = back[t * KK + out[t - 1] * K + out[t]]
+        t -= 1
+    return best
+
+
+cdef struct Workspace:
+    double* E          # max_len * K
+    double* delta      # 2 * K * K
+    int* back          # max_len * K * K (order 2) or max_len * K
+    int* path          # max_len
+
+
+cdef int workspace_alloc(Workspace* ws, Py_ssize_t max_len, Py_ssize_t K, int order) noexcept nogil:
+    cdef Py_ssize_t width = K * K if order == 2 else K
+    cdef Py_ssize_t m = max_len if max_len > 0 else 1
+    ws.E = <double*>malloc(m * K * sizeof(double))
+    ws.delta = <double*>malloc(2 * K * K * sizeof(double))
+    ws.back = <int*>malloc(m * width * sizeof(int))
+    ws.path = <int*>malloc(m * sizeof(int))
+    if ws.E == NULL or ws.delta == NULL or ws.back == NULL or ws.path == NULL:
+        return -1
+    return 0
+
+
+cdef void workspace_free(Workspace* ws) noexcept nogil:
+    free(ws.E)
+    free(ws.delta)
+    free(ws.back)
+    free(ws.path)
+
+
+cdef double decode_sentence(const floating* W, const floating* trans, const floating* trans2,
+                            const floating* start, const floating* stop, Py_ssize_t K, int order,
+                            const int* indices, const double* data, const int* indptr,
+                            Py_ssize_t row0, Py_ssize_t n, const int* gold, double loss_weight,
+                            Workspace* ws, int* out) noexcept nogil:
+    emission_scores(W, K, indices, data, indptr, row0, n, ws.E)
+    if gold != NULL:
+        add_hamming(ws.E, n, K, gold, loss_weight)
+    if order == 2:
+        return viterbi2(ws.E, n, K, trans, trans2, start, stop, ws.delta, ws.back, out)
+    return viterbi1(ws.E, n, K, trans, start, stop, ws.delta, ws.back, out)
+
+
+# ----------------------------------------------------------- entry points --
+
+def _max_length(const long long[::1] sent_offsets, Py_ssize_t s0, Py_ssize_t s1):
+    cdef Py_ssize_t s, m = 0
+    for s in range(s0, s1):
+        if sent_offsets[s + 1] - sent_offsets[s] > m:
+            m = sent_offsets[s + 1] - sent_offsets[s]
+    return m
+
+
+def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] trans2,
+                  floating[::1] start, floating[::1] stop,
+                  const int[::1] indices, const double[::1] data, const int[::1] indptr,
+                  const long long[::1] sent_offsets, int[::1] out, double[::1] scores,
+                  *, int order=1, const int[::1] gold=None, double loss_weight=1.0,
+                  Py_ssize_t first=0, Py_ssize_t last=-1):
+    """Decode sentences first..last-1 (all by default) into `out` (one label per
+    token row) and `scores` (one per sentence), with the GIL released.
+
+    W (F, K), trans (K, K), trans2 (K*K*K,) or empty for order 1, start/stop (K,);
+    tokens as CSR rows (indices, data, indptr); sent_offsets (n_sentences + 1,).
+    With `gold` (one label per token), decodes the loss-augmented argmax
+    score + loss_weight * Hamming(gold, y).  Validation happens in the caller.
+    """
+    cdef Py_ssize_t K = W.shape[1]
+    cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t s, row0, n, t, max_len
+    cdef Workspace ws
+    cdef int status
+    cdef const int* gold_ptr = NULL
+    cdef const int* gold_base = NULL
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const floating* trans2_ptr = &trans2[0] if trans2.shape[0] > 0 else NULL
+    if last < 0:
+        last = n_sent
+    if order == 2 and trans2.shape[0] != K * K * K:
+        raise ValueError("order 2 needs trans2 with K**3 entries")
+    if W.shape[0] == 0:
+        raise ValueError("W must have at least one row")
+    if n_sent <= 0 or last <= first:
+        return
+    if gold is not None and gold.shape[0] > 0:
+        gold_base = &gold[0]
+    max_len = _max_length(sent_offsets, first, last)
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K, order)
+        if status == 0:
+            for s in range(first, last):
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                if gold_base != NULL:
+                    gold_ptr = gold_base + row0
+                scores[s] = decode_sentence(&W[0, 0], &trans[0, 0], trans2_ptr, &start[0],
+                                            &stop[0], K, order, ind_ptr, data_ptr,
+                                            &indptr[0], row0, n, gold_ptr, loss_weight,
+                                            &ws, ws.path)
+                for t in range(n):
+                    out[row0 + t] = ws.path[t]
+        workspace_free(&ws)
+    if status != 0:
+        raise MemoryError("viterbi_batch: cannot allocate the decoding workspace")
+
+
+cdef inline void avg_add(float* w, double* u, Py_ssize_t j, double delta, double c) noexcept nogil:
+    """w[j] += delta; u[j] += c * delta   (lazy averaging, see _weights.pxd)"""
+    w[j] += <float>delta
+    u[j] += c * delta
+
+
+def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
+                     float[:, ::1] trans, double[:, ::1] U_trans,
+                     float[::1] trans2, double[::1] U_trans2,
+                     float[::1] start, double[::1] U_start,
+                     float[::1] stop, double[::1] U_stop,
+                     const int[::1] indices, const double[::1] data, const int[::1] indptr,
+                     const long long[::1] sent_offsets, const int[::1] gold,
+                     const int[::1] visit_order, *, int order=1, double counter=1.0):
+    """One epoch of the averaged structured perceptron, entirely without the GIL.
+
+    For each sentence in `visit_order`: decode with the current weights; where
+    the predicted path differs from `gold`, add the gold features and subtract
+    the predicted ones (emissions only at tokens whose labels differ,
+    transitions only where the label pair/triple differs); `U_*` accumulate
+    counter * update for lazy averaging; the counter advances once per sentence.
+    The averaged weights are  W - U_W / counter  (computed by the caller).
+
+    Returns (counter, n_sentence_errors, n_token_errors).
+    """
+    cdef Py_ssize_t K = W.shape[1]
+    cdef Py_ssize_t n_visit = visit_order.shape[0]
+    cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len
+    cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
+    cdef int g, y, differs
+    cdef double c = counter, v
+    cdef Workspace ws
+    cdef int status = 0
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef float* trans2_ptr = &trans2[0] if trans2.shape[0] > 0 else NULL
+    cdef double* U2_ptr = &U_trans2[0] if U_trans2.shape[0] > 0 else NULL
+    cdef int* pred
+    cdef const int* gs
+    cdef const int* gold_base = &gold[0] if gold.shape[0] > 0 else NULL
+    if order == 2 and trans2.shape[0] != K * K * K:
+        raise ValueError("order 2 needs trans2 with K**3 entries")
+    if n_visit == 0:
+        return counter, 0, 0
+    max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K, order)
+        if status == 0:
+            pred = ws.path
+            for i in range(n_visit):
+                s = visit_order[i]
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                if n > 0:
+                    gs = gold_base + row0
+                    decode_sentence(&W[0, 0], &trans[0, 0], <const float*>trans2_ptr,
+                                    &start[0], &stop[0], K, order, ind_ptr, data_ptr,
+                                    &indptr[0], row0, n, NULL, 0.0, &ws, pred)
+                    differs = 0
+                    for t in range(n):
+                        g = gs[t]
+                        y = pred[t]
+                        if g == y:
+                            continue
+                        differs = 1
+                        n_tok_err += 1
+                        for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                            f = ind_ptr[p]
+                            v = data_ptr[p]
+                            avg_add(&W[0, 0], &U_W[0, 0], f * K + g, v, c)     # W[f, g] += v
+                            avg_add(&W[0, 0], &U_W[0, 0], f * K + y, -v, c)    # W[f, y] -= v
+                    if differs:
+                        n_sent_err += 1
+                        if gs[0] != pred[0]:
+                            avg_add(&start[0], &U_start[0], gs[0], 1.0, c)
+                            avg_add(&start[0], &U_start[0], pred[0], -1.0, c)
+                        if gs[n - 1] != pred[n - 1]:
+                            avg_add(&stop[0], &U_stop[0], gs[n - 1], 1.0, c)
+                            avg_add(&stop[0], &U_stop[0], pred[n - 1], -1.0, c)
+                        for t in range(1, n):
+                            if gs[t - 1] != pred[t - 1] or gs[t] != pred[t]:
+                                avg_add(&trans[0, 0], &U_trans[0, 0],
+                                        gs[t - 1] * K + gs[t], 1.0, c)
+                                avg_add(&trans[0, 0], &U_trans[0, 0],
+                                        pred[t - 1] * K + pred[t], -1.0, c)
+                        if order == 2:
+                            for t in range(2, n):
+                                if (gs[t - 2] != pred[t - 2] or gs[t - 1] != pred[t - 1]
+                                        or gs[t] != pred[t]):
+                                    avg_add(trans2_ptr, U2_ptr,
+                                            (gs[t - 2] * K + gs[t - 1]) * K + gs[t], 1.0, c)
+                                    avg_add(trans2_ptr, U2_ptr,
+                                            (pred[t - 2] * K + pred[t - 1]) * K + pred[t],
+                                            -1.0, c)
+                c += 1.0
+        workspace_free(&ws)
+    if status != 0:
+        raise MemoryError("perceptron_epoch: cannot allocate the decoding workspace")
+    return c, n_sent_err, n_tok_err

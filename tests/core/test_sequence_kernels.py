@@ -1,0 +1,164 @@
+"""Viterbi kernels and the perceptron epoch against brute force / plain Python."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from linclass._core import _sequence
+
+
+def random_problem(rng, n_tokens_per_sent, K, F, dtype=np.float32, order=1, density=0.4):
+    n_tokens = int(sum(n_tokens_per_sent))
+    dense = (rng.random((n_tokens, F)) < density) * rng.integers(1, 3, (n_tokens, F))
+    X = sp.csr_matrix(dense.astype(np.float64))
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    W = rng.standard_normal((F, K)).astype(dtype)
+    trans = rng.standard_normal((K, K)).astype(dtype)
+    trans2 = (rng.standard_normal(K ** 3).astype(dtype) if order == 2
+              else np.zeros(0, dtype=dtype))
+    start = rng.standard_normal(K).astype(dtype)
+    stop = rng.standard_normal(K).astype(dtype)
+    offsets = np.concatenate([[0], np.cumsum(n_tokens_per_sent)]).astype(np.int64)
+    return X, W, trans, trans2, start, stop, offsets
+
+
+def path_score(E, y, trans, trans2, start, stop):
+    if len(y) == 0:
+        return 0.0
+    s = start[y[0]] + stop[y[-1]] + sum(E[t, y[t]] for t in range(len(y)))
+    s += sum(trans[y[t - 1], y[t]] for t in range(1, len(y)))
+    if trans2.size:
+        K = len(start)
+        s += sum(trans2[(y[t - 2] * K + y[t - 1]) * K + y[t]] for t in range(2, len(y)))
+    return s
+
+
+def brute_force(E, K, trans, trans2, start, stop, gold=None, loss_weight=1.0):
+    n = E.shape[0]
+    best, best_y = -np.inf, None
+    for y in itertools.product(range(K), repeat=n):
+        s = path_score(E.astype(np.float64), y, trans.astype(np.float64),
+                       trans2.astype(np.float64), start.astype(np.float64),
+                       stop.astype(np.float64))
+        if gold is not None:
+            s += loss_weight * sum(a != b for a, b in zip(y, gold))
+        if s > best + 1e-9:
+            best, best_y = s, y
+    return best, best_y
+
+
+def decode(X, W, trans, trans2, start, stop, offsets, order, gold=None, loss_weight=1.0):
+    out = np.full(X.shape[0], -1, dtype=np.int32)
+    scores = np.zeros(len(offsets) - 1)
+    _sequence.viterbi_batch(W, trans, trans2, start, stop, X.indices, X.data, X.indptr,
+                            offsets, out, scores, order=order, gold=gold,
+                            loss_weight=loss_weight)
+    return out, scores
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", range(12))
+def test_viterbi_equals_brute_force(seed, dtype, order):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 4))
+    lengths = rng.integers(0, 5, size=4)
+    X, W, trans, trans2, start, stop, offsets = random_problem(rng, lengths, K, 5, dtype, order)
+    gold = rng.integers(0, K, X.shape[0]).astype(np.int32)
+    E_all = X.toarray() @ W.astype(np.float64)
+    for augmented in (False, True):
+        out, scores = decode(X, W, trans, trans2, start, stop, offsets, order,
+                             gold=gold if augmented else None, loss_weight=0.7)
+        for s in range(len(lengths)):
+            a, b = offsets[s], offsets[s + 1]
+            best, best_y = brute_force(E_all[a:b], K, trans, trans2, start, stop,
+                                       gold[a:b] if augmented else None, 0.7)
+            tol = 1e-4 if dtype == np.float32 else 1e-9
+            assert scores[s] == pytest.approx(best, abs=tol)
+            if b > a:
+                assert tuple(out[a:b]) == best_y
+
+
+def test_viterbi_ties_pick_a_best_path_deterministically():
+    K, F = 3, 2
+    X = sp.csr_matrix(np.ones((4, F)))
+    W = np.zeros((F, K), np.float32)
+    z = np.zeros(K, np.float32)
+    offsets = np.array([0, 4], np.int64)
+    out, scores = decode(X, W, np.zeros((K, K), np.float32), np.zeros(0, np.float32), z, z,
+                         offsets, 1)
+    assert scores[0] == 0.0
+    np.testing.assert_array_equal(out, [0, 0, 0, 0])
+
+
+def reference_training(X, offsets, gold, K, order, visit, n_epochs):
+    """Plain averaged structured perceptron that stores every weight vector.
+
+    Returns the final weights and the mean of the weights w_0 (zero), w_1, ...,
+    w_N in effect after each of the N visited sentences -- the average the
+    lazy-averaging trick computes (see _weights.pxd).  Decoding uses the
+    Viterbi kernel (checked against brute force above) so that ties -- common
+    with integer weights -- are broken the same way.
+    """
+    F = X.shape[1]
+    W, trans, trans2 = np.zeros((F, K)), np.zeros((K, K)), np.zeros(K ** 3 if order == 2 else 0)
+    start, stop = np.zeros(K), np.zeros(K)
+    weights = (W, trans, trans2, start, stop)
+    history = [[a.copy() for a in weights]]
+    Xd = X.toarray()
+    for _ in range(n_epochs):
+        for s in visit:
+            a, b = offsets[s], offsets[s + 1]
+            g = tuple(gold[a:b])
+            if b > a:
+                y, _ = decode(X, W, trans, trans2, start, stop,
+                              np.array([a, b], np.int64), order)
+                y = tuple(y[a:b])
+                if y != g:
+                    for t in range(b - a):
+                        if y[t] != g[t]:
+                            W[:, g[t]] += Xd[a + t]
+                            W[:, y[t]] -= Xd[a + t]
+                    start[g[0]] += 1
+                    start[y[0]] -= 1
+                    stop[g[-1]] += 1
+                    stop[y[-1]] -= 1
+                    for t in range(1, b - a):
+                        trans[g[t - 1], g[t]] += 1
+                        trans[y[t - 1], y[t]] -= 1
+                    for t in range(2, b - a) if order == 2 else ():
+                        trans2[(g[t - 2] * K + g[t - 1]) * K + g[t]] += 1
+                        trans2[(y[t - 2] * K + y[t - 1]) * K + y[t]] -= 1
+            history.append([a.copy() for a in weights])
+    averages = [np.mean([h[i] for h in history], axis=0) for i in range(5)]
+    return weights, averages, len(history)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("seed", range(6))
+def test_perceptron_epoch_equals_python_reference(seed, order):
+    rng = np.random.default_rng(100 + seed)
+    K, F = 3, 4
+    lengths = rng.integers(0, 5, size=6)
+    X, W, trans, trans2, start, stop, offsets = random_problem(rng, lengths, K, F, np.float32,
+                                                               order, density=0.5)
+    weights = [np.zeros_like(a) for a in (W, trans, trans2, start, stop)]
+    sums = [np.zeros(a.shape, np.float64) for a in weights]
+    gold = rng.integers(0, K, X.shape[0]).astype(np.int32)
+    visit = rng.permutation(len(lengths)).astype(np.int32)
+    n_epochs = 3
+    final_ref, avg_ref, n_vectors = reference_training(X, offsets, gold, K, order, visit,
+                                                       n_epochs)
+    c = 1.0
+    for _ in range(n_epochs):
+        c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
+            weights[0], sums[0], weights[1], sums[1], weights[2], sums[2],
+            weights[3], sums[3], weights[4], sums[4],
+            X.indices, X.data, X.indptr, offsets, gold, visit, order=order, counter=c)
+        assert 0 <= n_sent_err <= len(lengths) and 0 <= n_tok_err <= X.shape[0]
+    assert c == n_vectors
+    for mine, u, ref, ref_avg in zip(weights, sums, final_ref, avg_ref):
+        np.testing.assert_allclose(mine, ref, atol=1e-5)
+        np.testing.assert_allclose(mine - u / c, ref_avg, atol=1e-5)
