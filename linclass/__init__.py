@@ -4,11 +4,37 @@ Every model scores an input/output pair linearly, ``F(x, y) = w . Phi(x, y)``,
 and predicts ``argmax_y F(x, y)``.  Models differ in the joint feature map
 ``Phi``, the decoder that finds the argmax, and the learner that fits ``w``.
 """
+import importlib
+
 __version__ = "0.1.0.dev0"
 
 from .exceptions import (ConvergenceWarning, DataFormatError, ModelFormatError,
                          NotFittedError)
 from .persistence import load
 
+# public model name -> module defining it (imported on first use, so that
+# ``import linclass`` stays cheap)
+_MODELS = {
+    "SequenceTagger": "sequence",
+    "StructuredPerceptron": "structured",
+    "StructuredSVM": "structured",
+    "MultiClassSVM": "multiclass_svm",
+    "FeatureTemplate": "features",
+}
+
 __all__ = ["__version__", "load", "ConvergenceWarning", "DataFormatError",
-           "ModelFormatError", "NotFittedError"]
+           "ModelFormatError", "NotFittedError"] + sorted(_MODELS)
+
+
+def __getattr__(name):
+    try:
+        module = _MODELS[name]
+    except KeyError:
+        raise AttributeError("module 'linclass' has no attribute %r" % name) from None
+    value = getattr(importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODELS))

@@ -1,0 +1,26 @@
+"""Model families known to the ``linclass`` command line.
+
+Each entry: name -> (``module:Class``, task, one-line description).  The task
+decides how ``train``/``predict``/``evaluate`` read data:
+
+* ``"sequence"`` -- CoNLL / CoNLL-U files, one label sequence per sentence;
+* ``"flat"`` -- svmlight/libsvm files, one label per row.
+
+Model families add themselves here as they land.
+"""
+
+MODELS = {
+    "tagger": ("linclass.sequence:SequenceTagger", "sequence",
+               "linear-chain tagger (averaged structured perceptron or structural SVM)"),
+}
+
+
+def resolve(name):
+    """(class, task) of a registered model name; ValueError lists the choices."""
+    import importlib
+    try:
+        target, task, _ = MODELS[name]
+    except KeyError:
+        raise ValueError("unknown model %r; available: %s" % (name, ", ".join(sorted(MODELS))))
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls), task
