@@ -299,12 +299,12 @@ def load_20newsgroups(split="train", *, data_home=None):
             ids.append(record["id"])
         except (ValueError, KeyError, TypeError) as err:
             raise DataFormatError("not a JSON record with id/label/label_index/text (%s)"
-                                  % err, path, lineno) from None
+                                  % err, str(path), lineno) from None
     target_names = sorted(set(labels))
     index = {name: k for k, name in enumerate(target_names)}
     target = np.array([index[name] for name in labels], dtype=np.int64)
     if len(target_names) == 20 and not np.array_equal(target, label_indices):
-        raise DataFormatError("label_index disagrees with the sorted label names", path)
+        raise DataFormatError("label_index disagrees with the sorted label names", str(path))
     top_names = sorted({name.split(".")[0] for name in target_names})
     top_index = {name: k for k, name in enumerate(top_names)}
     label_top = np.array([top_index[name.split(".")[0]] for name in target_names],
@@ -429,8 +429,8 @@ def load_citation_graph(name="cora", *, data_home=None):
     AI Magazine 29(3).
     """
     _check_choice(name, "name", ("cora", "citeseer"))
-    content_path = _data_file("citation_graphs", "%s/%s.content.gz" % (name, name), data_home)
-    cites_path = _data_file("citation_graphs", "%s/%s.cites" % (name, name), data_home)
+    content_path = str(_data_file("citation_graphs", "%s/%s.content.gz" % (name, name), data_home))
+    cites_path = str(_data_file("citation_graphs", "%s/%s.cites" % (name, name), data_home))
     node_ids, label_strings, columns, indptr = [], [], [], [0]
     n_words = None
     index = {}
@@ -609,6 +609,7 @@ def _parse_core_blocks(data, where):
 
 
 def _parse_blosum(path):
+    path = str(path)
     alphabet = None
     rows = {}
     for lineno, line in iter_lines(path):
@@ -660,7 +661,7 @@ def load_balibase(reference_sets=("RV11", "RV12"), variant=None, *, data_home=No
     for reference_set in reference_sets:
         _check_choice(reference_set, "reference set", ("RV11", "RV12"))
     _check_choice(variant, "variant", (None, "BB", "BBS"))
-    tar_path = _data_file("alignment", "balibase3_RV11_RV12.tar.gz", data_home)
+    tar_path = str(_data_file("alignment", "balibase3_RV11_RV12.tar.gz", data_home))
     alphabet, blosum = _parse_blosum(_data_file("alignment", "BLOSUM62.txt", data_home))
     members = {}
     with tarfile.open(tar_path, "r:gz") as archive:
