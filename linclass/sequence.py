@@ -63,6 +63,16 @@ def _encode_label_sequences(Y, X, classes=None):
     return classes, codes
 
 
+def _resolve_template(spec):
+    """A template string from a predefined name ("pos", "chunking", "ner")."""
+    from .features import templates
+    named = {"pos": templates.POS_TEMPLATE, "chunking": templates.CRFSUITE_CHUNKING,
+             "ner": templates.CONLL2002_NER}
+    if isinstance(spec, str):
+        return named.get(spec, spec)
+    return spec
+
+
 class SequenceTagger(BaseEstimator):
     """Linear-chain sequence tagger (POS tagging, chunking, NER).
 
@@ -143,7 +153,7 @@ class SequenceTagger(BaseEstimator):
         _validation.check_positive(self.n_jobs, "n_jobs", integer=True)
 
     def _make_featurizer(self, X):
-        from .features import FeatureTemplate, resolve_template
+        from .features import FeatureTemplate
         if isinstance(self.features, FeatureTemplate):
             from copy import deepcopy
             return deepcopy(self.features)
@@ -159,7 +169,7 @@ class SequenceTagger(BaseEstimator):
                 n_cols = len(first)
                 columns = ("w", "pos") if n_cols == 2 else \
                     ("w",) if n_cols == 1 else tuple("c%d" % i for i in range(n_cols))
-        template = resolve_template(self.features) if self.features is not None else None
+        template = _resolve_template(self.features)
         return FeatureTemplate(template=template, columns=columns, min_count=self.min_count,
                                n_hash=self.n_hash)
 

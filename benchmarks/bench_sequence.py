@@ -1,0 +1,349 @@
+"""Sequence labelling: linclass SequenceTagger vs python-crfsuite (CRFsuite ``ap``).
+
+Cases (data in ``<data>``; see each folder's README):
+
+* CoNLL-2000 chunking with CRFsuite's chunking template (19 conjunctions +
+  BOS/EOS), 10 epochs of the averaged perceptron on both sides:
+  - ``train``: linclass ``fit`` on integer features already extracted vs
+    CRFsuite ``Trainer.train`` on items already appended;
+  - ``file-to-model``: read the gz file, build features, train (linclass:
+    read_conll + FeatureTemplate + epochs; python-crfsuite: the same reader,
+    string features built in Python as in CRFsuite's ``chunking.py``,
+    ``Trainer.append``, ``train``);
+  - ``decode``: tag the test set from raw tokens (linclass: templates + Viterbi)
+    vs CRFsuite ``Tagger.tag`` on string features built beforehand;
+  - ``viterbi kernel``: tokens/s of the Cython Viterbi on extracted features.
+  Quality: chunk F1 (conlleval, IOB2) on the test set.
+* UD English EWT UPOS with a standard POS template, 10 epochs: accuracy.
+* CoNLL-2002 NER (esp, ned) with the sklearn-crfsuite tutorial features:
+  entity F1 on testb.
+* The structural SVM tagger on CoNLL-2000 (a subsample with ``--quick``).
+"""
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+from linclass import metrics  # noqa: E402
+from linclass.datasets import read_conll  # noqa: E402
+from linclass.features import FeatureTemplate  # noqa: E402
+from linclass.features.templates import (CONLL2002_NER, CRFSUITE_CHUNKING,  # noqa: E402
+                                         POS_TEMPLATE)
+from linclass.sequence import SequenceTagger  # noqa: E402
+
+EPOCHS = 10
+NOTES = [
+    "CRFsuite peer: python-crfsuite `Trainer(algorithm='ap')`, `max_iterations=10`; linclass: "
+    "`SequenceTagger(max_iter=10)` (averaged perceptron, whole epochs in Cython).",
+    "train/decode ratios exclude feature building on the CRFsuite side (its string features "
+    "are built once, outside the timer); 'file-to-model' includes everything on both sides.",
+    "F1 is conlleval's chunk/entity F1 (IOB2), accuracy is token accuracy.",
+]
+
+
+# --------------------------------------------------- peer feature builders --
+
+def crfsuite_chunking_features(sent):
+    """CRFsuite example/chunking.py: templates over w and pos, BOS/EOS."""
+    w = [tok[0] for tok in sent]
+    p = [tok[1] for tok in sent]
+    n = len(sent)
+    cols = {"w": w, "pos": p}
+    templates = [(("w", -2),), (("w", -1),), (("w", 0),), (("w", 1),), (("w", 2),),
+                 (("w", -1), ("w", 0)), (("w", 0), ("w", 1)),
+                 (("pos", -2),), (("pos", -1),), (("pos", 0),), (("pos", 1),), (("pos", 2),),
+                 (("pos", -2), ("pos", -1)), (("pos", -1), ("pos", 0)),
+                 (("pos", 0), ("pos", 1)), (("pos", 1), ("pos", 2)),
+                 (("pos", -2), ("pos", -1), ("pos", 0)), (("pos", -1), ("pos", 0), ("pos", 1)),
+                 (("pos", 0), ("pos", 1), ("pos", 2))]
+    names = ["|".join("%s[%d]" % (c, o) for c, o in t) for t in templates]
+    out = []
+    for t in range(n):
+        feats = []
+        for name, tmpl in zip(names, templates):
+            values = []
+            for c, o in tmpl:
+                if not 0 <= t + o < n:
+                    break
+                values.append(cols[c][t + o])
+            else:
+                feats.append("%s=%s" % (name, "|".join(values)))
+        out.append(feats)
+    if n:
+        out[0].append("__BOS__")
+        out[-1].append("__EOS__")
+    return out
+
+
+def _shape(word):
+    out = []
+    for ch in word:
+        out.append("X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch)
+    return "".join(out)
+
+
+def _shortshape(word):
+    s = _shape(word)
+    return "".join(c for i, c in enumerate(s) if i == 0 or c != s[i - 1])
+
+
+def crfsuite_pos_features(sent):
+    """The POS template built as strings, the way a python-crfsuite user would."""
+    words = [tok[0] for tok in sent]
+    lows = [w.lower() for w in words]
+    n = len(words)
+    out = []
+    for t, w in enumerate(words):
+        lw = lows[t]
+        f = ["bias", "w[0]=" + w, "lower=" + lw]
+        for k in range(1, 5):
+            f.append("prefix%d=%s" % (k, w[:k]))
+            f.append("suffix%d=%s" % (k, w[-k:]))
+        f += ["shape=" + _shape(w), "shortshape=" + _shortshape(w),
+              "isdigit=%s" % w.isdigit(), "istitle=%s" % w.istitle(),
+              "isupper=%s" % w.isupper(), "hasdigit=%s" % any(c.isdigit() for c in w),
+              "hashyphen=%s" % ("-" in w)]
+        for o in (-1, 1, -2, 2):
+            if 0 <= t + o < n:
+                f.append("lower[%d]=%s" % (o, lows[t + o]))
+        if t > 0:
+            f.append("suffix3(lower[-1])=" + lows[t - 1][-3:])
+            f.append("lower[-1]|lower[0]=%s|%s" % (lows[t - 1], lw))
+        if t < n - 1:
+            f.append("suffix3(lower[1])=" + lows[t + 1][-3:])
+            f.append("lower[0]|lower[1]=%s|%s" % (lw, lows[t + 1]))
+        out.append(f)
+    if n:
+        out[0].append("__BOS__")
+        out[-1].append("__EOS__")
+    return out
+
+
+def crfsuite_ner_features(sent):
+    """sklearn-crfsuite's CoNLL-2002 tutorial word2features (dicts)."""
+    out = []
+    n = len(sent)
+    for i, (word, postag) in enumerate(sent):
+        f = {"bias": 1.0, "word.lower()": word.lower(), "word[-3:]": word[-3:],
+             "word[-2:]": word[-2:], "word.isupper()": word.isupper(),
+             "word.istitle()": word.istitle(), "word.isdigit()": word.isdigit(),
+             "postag": postag, "postag[:2]": postag[:2]}
+        if i > 0:
+            w1, p1 = sent[i - 1]
+            f.update({"-1:word.lower()": w1.lower(), "-1:word.istitle()": w1.istitle(),
+                      "-1:word.isupper()": w1.isupper(), "-1:postag": p1,
+                      "-1:postag[:2]": p1[:2]})
+        else:
+            f["BOS"] = True
+        if i < n - 1:
+            w1, p1 = sent[i + 1]
+            f.update({"+1:word.lower()": w1.lower(), "+1:word.istitle()": w1.istitle(),
+                      "+1:word.isupper()": w1.isupper(), "+1:postag": p1,
+                      "+1:postag[:2]": p1[:2]})
+        else:
+            f["EOS"] = True
+        out.append(f)
+    return out
+
+
+# ------------------------------------------------------------- the peer ---
+
+def crfsuite_train(pycrfsuite, X_feats, Y, model_path):
+    trainer = pycrfsuite.Trainer(algorithm="ap", verbose=False)
+    trainer.set_params({"max_iterations": EPOCHS})
+    t0 = time.perf_counter()
+    for x, y in zip(X_feats, Y):
+        trainer.append(x, y)
+    t_append = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    trainer.train(model_path)
+    return t_append, time.perf_counter() - t0
+
+
+def crfsuite_tag(pycrfsuite, model_path, X_feats):
+    tagger = pycrfsuite.Tagger()
+    tagger.open(model_path)
+    try:
+        return [tagger.tag(x) for x in X_feats]
+    finally:
+        tagger.close()
+
+
+# ----------------------------------------------------------------- cases ---
+
+def _read(path, token_cols, label_col):
+    sents = read_conll(path)
+    X = [[tuple(row[i] for i in token_cols) for row in s] for s in sents]
+    Y = [[row[label_col] for row in s] for s in sents]
+    return X, Y
+
+
+def _f1(Y, P):
+    return metrics.chunk_precision_recall_f1(Y, P)[2]
+
+
+def case_chunking(data_dir, quick, rows, pycrfsuite, repeat):
+    folder = data_dir / "conll2000_chunking"
+    train_path, test_path = folder / "train.txt.gz", folder / "test.txt.gz"
+    Xtr, Ytr = _read(train_path, (0, 1), 2)
+    Xte, Yte = _read(test_path, (0, 1), 2)
+    n_train_tok = sum(map(len, Xtr))
+    data = "CoNLL-2000 (%d sent, %d tok)" % (len(Xtr), n_train_tok)
+
+    # linclass, training alone (features extracted once)
+    def fit_tagger():
+        return SequenceTagger(features="chunking", max_iter=EPOCHS, random_state=0).fit(Xtr, Ytr)
+    featurizer = FeatureTemplate(CRFSUITE_CHUNKING, columns=("w", "pos"))
+    t_feat, _ = _harness.median_time(lambda: featurizer.fit_transform(Xtr), repeat)
+    t_lc_total, tagger = _harness.median_time(fit_tagger, repeat)
+    t_lc_train = t_lc_total - t_feat
+    P = tagger.predict(Xte)
+    f1_lc = _f1(Yte, P)
+
+    def file_to_model():
+        X, Y = _read(train_path, (0, 1), 2)
+        return SequenceTagger(features="chunking", max_iter=EPOCHS, random_state=0).fit(X, Y)
+    t_lc_file, _ = _harness.median_time(file_to_model, repeat)
+
+    # linclass decoding from raw tokens, and the kernel alone
+    t_lc_dec, _ = _harness.median_time(lambda: tagger.predict(Xte), repeat)
+    Xf, offsets = tagger._featurize(Xte, fit=False)
+    t_kernel, _ = _harness.median_time(lambda: tagger._decode_codes(Xf, offsets), repeat)
+    n_test_tok = sum(map(len, Xte))
+
+    peer = "python-crfsuite ap"
+    if pycrfsuite is None:
+        for task, t in (("chunking train", t_lc_train), ("chunking file-to-model", t_lc_file),
+                        ("chunking decode (raw tokens)", t_lc_dec)):
+            rows.append(_harness.make_row(task, data, None, None, t, None, "F1 %.2f" % (100 * f1_lc),
+                                          note="python-crfsuite not installed"))
+        return
+    tmp = tempfile.mkdtemp()
+    model_path = os.path.join(tmp, "chunk.crfsuite")
+    t0 = time.perf_counter()
+    Ftr = [crfsuite_chunking_features(x) for x in Xtr]
+    t_peer_feat = time.perf_counter() - t0
+    peer_train_times, peer_append_times = [], []
+    for _ in range(max(1, repeat if not quick else 1)):
+        t_app, t_tr = crfsuite_train(pycrfsuite, Ftr, Ytr, model_path)
+        peer_append_times.append(t_app)
+        peer_train_times.append(t_tr)
+    t_peer_train = float(np.median(peer_train_times))
+    t0 = time.perf_counter()
+    _read(train_path, (0, 1), 2)
+    t_read = time.perf_counter() - t0
+    t_peer_file = t_read + t_peer_feat + float(np.median(peer_append_times)) + t_peer_train
+    Fte = [crfsuite_chunking_features(x) for x in Xte]
+    t_peer_dec, Pp = _harness.median_time(lambda: crfsuite_tag(pycrfsuite, model_path, Fte),
+                                          repeat)
+    f1_peer = _f1(Yte, Pp)
+    q_peer, q_lc = "F1 %.2f" % (100 * f1_peer), "F1 %.2f" % (100 * f1_lc)
+    rows.append(_harness.make_row("chunking train (10 ep)", data, peer, t_peer_train, t_lc_train,
+                                  q_peer, q_lc))
+    rows.append(_harness.make_row("chunking file-to-model", data, peer, t_peer_file, t_lc_file,
+                                  q_peer, q_lc,
+                                  note="peer: read %.2fs + string features %.2fs + append %.2fs"
+                                  " + train %.2fs" % (t_read, t_peer_feat,
+                                                      np.median(peer_append_times),
+                                                      t_peer_train)))
+    rows.append(_harness.make_row(
+        "chunking decode test", "CoNLL-2000 test (%d tok)" % n_test_tok, peer, t_peer_dec,
+        t_lc_dec, "%.0f tok/s" % (n_test_tok / t_peer_dec), "%.0f tok/s" % (n_test_tok / t_lc_dec),
+        note="linclass from raw tokens (templates + Viterbi); peer from prebuilt string features"))
+    rows.append(_harness.make_row(
+        "Viterbi kernel only", "CoNLL-2000 test (%d tok)" % n_test_tok, None, None, t_kernel,
+        None, "%.2fM tok/s" % (n_test_tok / t_kernel / 1e6)))
+
+
+def case_generic(name, data, Xtr, Ytr, Xte, Yte, template, peer_features, quality, quick, rows,
+                 pycrfsuite, repeat):
+    t_lc, tagger = _harness.median_time(
+        lambda: SequenceTagger(features=template, max_iter=EPOCHS, random_state=0).fit(Xtr, Ytr),
+        repeat)
+    q_lc = quality(Yte, tagger.predict(Xte))
+    if pycrfsuite is None:
+        rows.append(_harness.make_row(name, data, None, None, t_lc, None, q_lc,
+                                      note="python-crfsuite not installed"))
+        return
+    tmp = tempfile.mkdtemp()
+    model_path = os.path.join(tmp, "m.crfsuite")
+    Ftr = [peer_features(x) for x in Xtr]
+    times = []
+    for _ in range(1 if quick else max(1, min(repeat, 3))):
+        times.append(crfsuite_train(pycrfsuite, Ftr, Ytr, model_path)[1])
+    Pp = crfsuite_tag(pycrfsuite, model_path, [peer_features(x) for x in Xte])
+    rows.append(_harness.make_row(name, data, "python-crfsuite ap", float(np.median(times)), t_lc,
+                                  quality(Yte, Pp), q_lc,
+                                  note="train times; linclass includes its feature extraction"))
+
+
+def _acc(Y, P):
+    return "acc %.2f" % (100 * metrics.token_accuracy(Y, P))
+
+
+def _ef1(Y, P):
+    return "F1 %.2f" % (100 * _f1(Y, P))
+
+
+def case_ud(data_dir, quick, rows, pycrfsuite, repeat):
+    folder = data_dir / "ud_english_ewt"
+    tr = read_conll(folder / "en_ewt-ud-train.conllu.gz")
+    te = read_conll(folder / "en_ewt-ud-test.conllu.gz")
+    Xtr = [[(w,) for w in s.column("form")] for s in tr]
+    Ytr = [s.column("upos") for s in tr]
+    Xte = [[(w,) for w in s.column("form")] for s in te]
+    Yte = [s.column("upos") for s in te]
+    case_generic("UD EWT UPOS (10 ep)", "EWT train %d sent" % len(Xtr), Xtr, Ytr, Xte, Yte,
+                 POS_TEMPLATE, crfsuite_pos_features, _acc, quick, rows, pycrfsuite, repeat)
+
+
+def case_ner(data_dir, quick, rows, pycrfsuite, repeat, lang):
+    folder = data_dir / "conll2002_ner"
+    Xtr, Ytr = _read(folder / ("%s.train.gz" % lang), (0, 1), 2)
+    Xte, Yte = _read(folder / ("%s.testb.gz" % lang), (0, 1), 2)
+    case_generic("CoNLL-2002 NER %s (10 ep)" % lang, "%s train %d sent" % (lang, len(Xtr)),
+                 Xtr, Ytr, Xte, Yte, CONLL2002_NER, crfsuite_ner_features, _ef1, quick, rows,
+                 pycrfsuite, repeat)
+
+
+def case_ssvm(data_dir, quick, rows, repeat):
+    folder = data_dir / "conll2000_chunking"
+    Xtr, Ytr = _read(folder / "train.txt.gz", (0, 1), 2)
+    Xte, Yte = _read(folder / "test.txt.gz", (0, 1), 2)
+    if quick:
+        Xtr, Ytr = Xtr[:1000], Ytr[:1000]
+    t0 = time.perf_counter()
+    svm = SequenceTagger(features="chunking", trainer="ssvm", C=0.1, max_iter=50).fit(Xtr, Ytr)
+    t_svm = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    per = SequenceTagger(features="chunking", max_iter=EPOCHS, random_state=0).fit(Xtr, Ytr)
+    t_per = time.perf_counter() - t0
+    rows.append(_harness.make_row(
+        "SSVM vs perceptron tagger", "CoNLL-2000 (%d sent)" % len(Xtr), "linclass perceptron",
+        t_per, t_svm, _ef1(Yte, per.predict(Xte)), _ef1(Yte, svm.predict(Xte)),
+        note="peer column = linclass averaged perceptron (10 ep); linclass column = "
+             "structural SVM (C=0.1, 1-slack cutting plane)"))
+
+
+def run(quick, data_dir):
+    data_dir = pathlib.Path(data_dir)
+    pycrfsuite = _harness.import_peer("pycrfsuite")
+    repeat = _harness.n_repeats(quick)
+    rows = []
+    case_chunking(data_dir, quick, rows, pycrfsuite, repeat)
+    case_ud(data_dir, quick, rows, pycrfsuite, 1 if quick else repeat)
+    for lang in ("esp", "ned"):
+        case_ner(data_dir, quick, rows, pycrfsuite, 1 if quick else repeat, lang)
+    if os.environ.get("LINCLASS_BENCH_SKIP_SSVM") != "1":
+        try:
+            case_ssvm(data_dir, quick, rows, repeat)
+        except ImportError as exc:
+            rows.append(_harness.make_row("SSVM tagger", "CoNLL-2000", None, None, None,
+                                          note="not available: %s" % exc))
+    return rows
