@@ -25,7 +25,8 @@ Margin losses
     :func:`squared_loss_margin`, :func:`hinge_loss`.
 Sequences (chunking / named entities, as the CoNLL ``conlleval`` script)
     :func:`chunk_precision_recall_f1`, :func:`chunk_f1`, :func:`conlleval_counts`,
-    :func:`conlleval_report`, :func:`read_conlleval_lines`,
+    :func:`conlleval_report`, :func:`conlleval_report_from_lines`,
+    :func:`read_conlleval_lines`,
     :func:`token_accuracy`, :func:`sentence_accuracy`.
 
 References
@@ -74,7 +75,7 @@ __all__ = [
     # sequences
     "CHUNK_SCHEMES", "ConllevalCounts", "conlleval_counts",
     "chunk_precision_recall_f1", "chunk_f1", "conlleval_report",
-    "read_conlleval_lines", "token_accuracy", "sentence_accuracy",
+    "read_conlleval_lines", "conlleval_report_from_lines", "token_accuracy", "sentence_accuracy",
 ]
 
 
@@ -1615,13 +1616,37 @@ def _format_conlleval(counts):
     return "".join(lines)
 
 
+def _conlleval_records(lines, delimiter, boundary, filename):
+    """(gold tag, guessed tag, is_boundary) per line, as the script reads them."""
+    n_fields = None
+    for lineno, line in enumerate(lines, start=1):
+        fields = line.rstrip("\r\n").split(delimiter)
+        while fields and fields[-1] == "":      # Perl's split drops trailing empties
+            fields.pop()
+        if fields:
+            if n_fields is None:
+                n_fields = len(fields)
+            elif len(fields) != n_fields:
+                raise DataFormatError("unexpected number of features: %d (%d)"
+                                      % (len(fields), n_fields), filename, lineno)
+        if not fields or fields[0] == boundary:
+            yield "O", "O", True
+            continue
+        if len(fields) < 2:
+            raise DataFormatError("a line needs at least two fields (gold and guessed "
+                                  "tag), got %d" % len(fields), filename, lineno)
+        yield fields[-2], fields[-1], False
+
+
 def read_conlleval_lines(lines, *, delimiter=" ", boundary="-X-", filename=None):
     """Read conlleval input: gold and guessed tags in the last two columns.
 
     A blank line, or a line whose first field is ``boundary``, ends a
     sentence (every such line ends one, so two in a row give an empty
     sentence).  Fields are split on ``delimiter`` with trailing empty fields
-    dropped, as Perl's ``split`` does.
+    dropped, as Perl's ``split`` does.  To score a file exactly as the script
+    does, also when it does not end with a blank line, use
+    :func:`conlleval_report_from_lines`.
 
     Parameters
     ----------
@@ -1644,34 +1669,48 @@ def read_conlleval_lines(lines, *, delimiter=" ", boundary="-X-", filename=None)
     """
     y_true_sents, y_pred_sents = [], []
     true_tags, pred_tags = [], []
-    n_fields = None
-    pending = False
-    for lineno, line in enumerate(lines, start=1):
-        fields = line.rstrip("\r\n").split(delimiter)
-        while fields and fields[-1] == "":
-            fields.pop()
-        if fields:
-            if n_fields is None:
-                n_fields = len(fields)
-            elif len(fields) != n_fields:
-                raise DataFormatError("unexpected number of features: %d (%d)"
-                                      % (len(fields), n_fields), filename, lineno)
-        if not fields or fields[0] == boundary:
+    for true_tag, pred_tag, is_boundary in _conlleval_records(lines, delimiter,
+                                                              boundary, filename):
+        if is_boundary:
             y_true_sents.append(true_tags)
             y_pred_sents.append(pred_tags)
             true_tags, pred_tags = [], []
-            pending = False
-            continue
-        if len(fields) < 2:
-            raise DataFormatError("a line needs at least two fields (gold and guessed "
-                                  "tag), got %d" % len(fields), filename, lineno)
-        true_tags.append(fields[-2])
-        pred_tags.append(fields[-1])
-        pending = True
-    if pending:
+        else:
+            true_tags.append(true_tag)
+            pred_tags.append(pred_tag)
+    if true_tags:
         y_true_sents.append(true_tags)
         y_pred_sents.append(pred_tags)
     return y_true_sents, y_pred_sents
+
+
+def conlleval_report_from_lines(lines, *, delimiter=" ", boundary="-X-", filename=None,
+                                return_counts=False):
+    """Run ``conlleval`` on the lines of a conlleval input file.
+
+    Line for line the script's processing (see :func:`read_conlleval_lines`
+    for the format), so the output is the script's also for files that do
+    not end with a blank line.
+
+    Parameters
+    ----------
+    lines : iterable of str
+    delimiter, boundary, filename
+        As :func:`read_conlleval_lines`.
+    return_counts : bool, default=False
+        Also return the :class:`ConllevalCounts`.
+
+    Returns
+    -------
+    str, or (str, ConllevalCounts)
+    """
+    state = _ConllevalState()
+    for true_tag, pred_tag, is_boundary in _conlleval_records(lines, delimiter,
+                                                              boundary, filename):
+        state.feed(true_tag, pred_tag, boundary=is_boundary)
+    counts = state.finish()
+    report = _format_conlleval(counts)
+    return (report, counts) if return_counts else report
 
 
 def token_accuracy(y_true_sents, y_pred_sents):
