@@ -75,7 +75,8 @@ __all__ = [
     # sequences
     "CHUNK_SCHEMES", "ConllevalCounts", "conlleval_counts",
     "chunk_precision_recall_f1", "chunk_f1", "conlleval_report",
-    "read_conlleval_lines", "conlleval_report_from_lines", "token_accuracy", "sentence_accuracy",
+    "read_conlleval_lines", "conlleval_report_from_lines", "token_accuracy",
+    "sentence_accuracy",
 ]
 
 
@@ -1543,7 +1544,8 @@ def chunk_precision_recall_f1(y_true_sents, y_pred_sents, *, scheme=None,
     average : {'micro', 'macro', None}, default='micro'
         'micro': conlleval's overall line.  'macro': unweighted mean of the
         per-type values.  None: a dict ``type -> (precision, recall, f1,
-        n_true_chunks)``.
+        n_true_chunks)``.  Tags without a type (``B``, ``I``) form the
+        chunk type ``""``, which conlleval also reports.
 
     Returns
     -------

@@ -25,7 +25,8 @@ def test_each_plot_renders_to_png(tmp_path):
     from matplotlib.figure import Figure
     y, s = _binary_problem()
     figures = {
-        "roc": plotting.plot_roc(y, {"model": s, "noise": np.random.default_rng(1).random(len(y))}),
+        "roc": plotting.plot_roc(y, {"model": s,
+                                     "noise": np.random.default_rng(1).random(len(y))}),
         "coverage": plotting.plot_coverage(y, s),
         "losses": plotting.plot_margin_losses(),
         "loss_derivatives": plotting.plot_margin_losses(["hinge", "logistic"],

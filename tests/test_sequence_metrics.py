@@ -173,3 +173,66 @@ def test_reader_splits_sentences():
     lines = ["a B-NP B-NP\n", "\n", "\n", "-X- O O\n", "b I-NP O\n"]
     assert read_conlleval_lines(lines) == ([["B-NP"], [], [], ["I-NP"]],
                                            [["B-NP"], [], [], ["O"]])
+
+
+# --- real data (skipped when ../shared/data is absent) -----------------------
+
+def _data_home():
+    import os
+    try:
+        from linclass.datasets import data_home
+        return pathlib.Path(data_home())
+    except (ImportError, AttributeError):
+        pass
+    if os.environ.get("LINCLASS_DATA"):
+        return pathlib.Path(os.environ["LINCLASS_DATA"])
+    return pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+# Output of the perl conlleval script on the CoNLL-2000 test set with the
+# guessed column made by _corrupt(seed=0) below (15% of tags replaced).
+CONLL2000_CORRUPTED_EXPECTED = """\
+processed 47377 tokens with 23852 phrases; found: 28680 phrases; correct: 18513.
+accuracy:  85.76%; precision:  64.55%; recall:  77.62%; FB1:  70.48
+             ADJP: precision:  30.52%; recall:  79.22%; FB1:  44.06  1137
+             ADVP: precision:  49.86%; recall:  84.06%; FB1:  62.60  1460
+            CONJP: precision:   0.67%; recall:  55.56%; FB1:   1.33  744
+             INTJ: precision:   0.27%; recall:  50.00%; FB1:   0.54  366
+              LST: precision:   0.54%; recall:  80.00%; FB1:   1.07  744
+               NP: precision:  71.13%; recall:  73.42%; FB1:  72.25  12822
+               PP: precision:  85.95%; recall:  85.70%; FB1:  85.82  4797
+              PRT: precision:  19.04%; recall:  85.85%; FB1:  31.16  478
+             SBAR: precision:  38.49%; recall:  85.05%; FB1:  53.00  1182
+               VP: precision:  73.52%; recall:  78.12%; FB1:  75.75  4950
+"""
+
+
+def _corrupt(lines, seed):
+    import random
+    rng = random.Random(seed)
+    tags = sorted({line.split()[-1] for line in lines if line.strip()})
+    out = []
+    for line in lines:
+        fields = line.split()
+        if not fields:
+            out.append("\n")
+            continue
+        guess = rng.choice(tags) if rng.random() < 0.15 else fields[-1]
+        out.append(" ".join(fields + [guess]) + "\n")
+    return out
+
+
+def test_conll2000_test_set_matches_perl():
+    import gzip
+    path = _data_home() / "conll2000_chunking" / "test.txt.gz"
+    if not path.exists():
+        pytest.skip("CoNLL-2000 data not found at %s (set LINCLASS_DATA)" % path)
+    with gzip.open(path, "rt", encoding="latin-1") as handle:
+        lines = handle.read().splitlines()
+    gold_lines = [line + " " + line.split()[-1] + "\n" if line.strip() else "\n"
+                  for line in lines]
+    report, counts = conlleval_report_from_lines(gold_lines, return_counts=True)
+    # the CoNLL-2000 test set: 47,377 tokens in 23,852 chunks
+    assert (counts.n_tokens, counts.n_true_chunks, counts.n_correct_chunks) == \
+        (47377, 23852, 23852)
+    assert conlleval_report_from_lines(_corrupt(lines, 0)) == CONLL2000_CORRUPTED_EXPECTED
