@@ -228,7 +228,8 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, multilabel=
             indices = indices.astype(np.int64)
         values = p["values"]
         if values.dtype != dtype:
-            values = values.astype(dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                values = values.astype(dtype)   # as sklearn: out of range -> inf
         X = sp.csr_matrix((values, indices, indptr),
                           shape=(indptr.shape[0] - 1, n_features), copy=False)
         X.has_sorted_indices = True               # checked strictly increasing
@@ -425,6 +426,13 @@ def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
             np.cumsum(mask.sum(axis=1), out=label_ptr[1:])
             label_idx = np.nonzero(mask)[1].astype(np.int64)
         n_y = Y.shape[0]
+        if n_y == indptr.shape[0] - 1:
+            blank = np.flatnonzero((np.diff(label_ptr) == 0) & (np.diff(indptr) == 0))
+            if blank.size:
+                raise ValueError(
+                    "row %d has neither labels nor stored features: its svmlight line "
+                    "would be blank, and readers skip blank lines (%d such rows)"
+                    % (blank[0], blank.size))
     else:
         if sp.issparse(y):
             if y.shape[1] != 1:
