@@ -308,6 +308,26 @@ cdef void parse_lines(const char* buf, Py_ssize_t n, Py_ssize_t pos,
                 ts += 1
             if ts >= content_end:
                 break
+            # fast path: <at most 9 digits>:<number>, in order (one scan)
+            te = ts
+            idx = 0
+            while te < content_end and is_digit(buf[te]):
+                idx = idx * 10 + (buf[te] - 48)
+                te += 1
+            if (te > ts and te - ts <= 9 and te < content_end and buf[te] == 58
+                    and idx > prev and (idx > 0 or zero_based)):
+                colon = te
+                te += 1
+                while te < content_end and not is_space(buf[te]):
+                    te += 1
+                if parse_double(buf + colon + 1, buf + te, &values[nnz]):
+                    indices[nnz] = <int32_t> idx        # indices.append(idx)
+                    nnz += 1
+                    prev = idx
+                    first = False
+                    ts = te
+                    continue
+            # general path: qid, signs, long indices, and every error
             te = ts
             while te < content_end and not is_space(buf[te]):
                 te += 1
