@@ -4,7 +4,7 @@ A feature of a template is identified by an exact integer key
 ``(template index, v_1, ..., v_a)`` where ``v_j`` is the id (or, in hashing
 mode, a stable 64-bit hash) of the value of the template's ``j``-th atom at
 its offset, or a boundary sentinel.  :class:`KeyTable` maps keys to feature
-ids in first-occurrence order and counts occurrences; :func:`extract_features`
+ids in first-occurrence order; :func:`extract_features`
 runs the templates over a whole corpus under one ``with nogil:`` block and
 writes a canonical CSR matrix (sorted indices, duplicates summed).
 
@@ -89,17 +89,18 @@ cdef class KeyTable:
     """Open-addressing (linear probing) map from fixed-width integer keys to ids 0, 1, 2, ...
 
     Ids are assigned in insertion order; keys are stored densely in id order
-    (``keys_array()`` row ``i`` is the key of id ``i``) with an occurrence
-    count per id.  Key words must fit in int32 (value ids and sentinels do).
-    A slot is 8 bytes (hash tag + id) and the slot array is kept at most half
-    full, so most lookups touch one slot and one stored key.
+    (``keys_array()`` row ``i`` is the key of id ``i``).  Key words must fit
+    in int32 (value ids and sentinels do).  A slot is 8 bytes (hash tag + id)
+    and the slot array is kept at most half full, so most lookups touch one
+    slot and one stored key.  Occurrences are not counted here (that would be
+    one more random memory access per lookup): in fit they are the column
+    counts of the output matrix.
     """
     cdef readonly Py_ssize_t width
     cdef Py_ssize_t n_keys
     cdef Py_ssize_t key_capacity
     cdef int32_t* keys          # key_capacity * width
     cdef uint64_t* hashes       # key_capacity (used when the slot array grows)
-    cdef int64_t* counts        # key_capacity
     cdef Slot* slots            # slot_mask + 1
     cdef uint64_t slot_mask
 
@@ -117,9 +118,8 @@ cdef class KeyTable:
         self.slot_mask = n_slots - 1
         self.keys = <int32_t*> malloc(self.key_capacity * width * sizeof(int32_t))
         self.hashes = <uint64_t*> malloc(self.key_capacity * sizeof(uint64_t))
-        self.counts = <int64_t*> malloc(self.key_capacity * sizeof(int64_t))
         self.slots = <Slot*> malloc(n_slots * sizeof(Slot))
-        if not (self.keys and self.hashes and self.counts and self.slots):
+        if not (self.keys and self.hashes and self.slots):
             raise MemoryError("cannot allocate a feature table of %d keys" % capacity)
         cdef Py_ssize_t i
         for i in range(n_slots):
@@ -128,7 +128,6 @@ cdef class KeyTable:
     def __dealloc__(self):
         free(self.keys)
         free(self.hashes)
-        free(self.counts)
         free(self.slots)
 
     def __len__(self):
@@ -166,10 +165,6 @@ cdef class KeyTable:
         if hashes == NULL:
             return -1
         self.hashes = hashes
-        cdef int64_t* counts = <int64_t*> realloc(self.counts, new_capacity * sizeof(int64_t))
-        if counts == NULL:
-            return -1
-        self.counts = counts
         self.key_capacity = new_capacity
         cdef uint64_t n_slots = 2 * (self.slot_mask + 1)
         cdef Slot* slots = <Slot*> malloc(n_slots * sizeof(Slot))
@@ -190,8 +185,8 @@ cdef class KeyTable:
             self.slots[pos].tag = <uint32_t>(self.hashes[fid] >> 32)
         return 0
 
-    cdef inline int64_t insert(self, const int64_t* key, uint64_t h, int64_t count) noexcept nogil:
-        """Id of ``key``, adding it as the next id if absent; adds ``count`` to its count.
+    cdef inline int64_t insert(self, const int64_t* key, uint64_t h) noexcept nogil:
+        """Id of ``key``, adding it as the next id if absent.
 
         Returns -2 when memory runs out or the table is full (MAX_KEYS).
         """
@@ -204,7 +199,6 @@ cdef class KeyTable:
             if fid < 0:
                 break
             if self.slots[pos].tag == tag and self._same(fid, key):
-                self.counts[fid] += count
                 return fid
             pos = (pos + 1) & self.slot_mask
         if self.n_keys >= MAX_KEYS:
@@ -219,20 +213,19 @@ cdef class KeyTable:
         for j in range(self.width):
             self.keys[new_id * self.width + j] = <int32_t>key[j]
         self.hashes[new_id] = h
-        self.counts[new_id] = count
         self.slots[pos].id = <int32_t>new_id
         self.slots[pos].tag = tag
         self.n_keys += 1
         return new_id
 
-    def add_keys(self, const int64_t[:, ::1] keys not None, const int64_t[::1] counts not None):
-        """Insert the rows of ``keys`` (n_keys, width) in order with their counts.
+    def add_keys(self, const int64_t[:, ::1] keys not None):
+        """Insert the rows of ``keys`` (n_keys, width) in order.
 
         Used to rebuild a table from saved keys; raises ValueError if a key
         repeats (the saved ids would not be reproduced) or a word leaves int32.
         """
-        if keys.shape[1] != self.width or counts.shape[0] != keys.shape[0]:
-            raise ValueError("keys must have shape (n, %d) and counts shape (n,)" % self.width)
+        if keys.shape[1] != self.width:
+            raise ValueError("keys must have shape (n, %d)" % self.width)
         arr = np.asarray(keys)
         if arr.size and (arr.min() < -2**31 or arr.max() >= 2**31):
             raise ValueError("feature keys must fit in int32")
@@ -241,7 +234,7 @@ cdef class KeyTable:
         cdef int status = 0
         with nogil:
             for i in range(n):
-                fid = self.insert(&keys[i, 0], _hash_key(&keys[i, 0], self.width), counts[i])
+                fid = self.insert(&keys[i, 0], _hash_key(&keys[i, 0], self.width))
                 if fid == -2:
                     status = -2
                     break
@@ -260,14 +253,6 @@ cdef class KeyTable:
         if self.n_keys:
             memcpy(&o[0, 0], self.keys, self.n_keys * self.width * sizeof(int32_t))
         return out.astype(np.int64)
-
-    def counts_array(self):
-        """Copy of the occurrence counts, shape (n_keys,)."""
-        out = np.empty(self.n_keys, dtype=np.int64)
-        cdef int64_t[::1] o = out
-        if self.n_keys:
-            memcpy(&o[0], self.counts, self.n_keys * sizeof(int64_t))
-        return out
 
     def hash_keys(self, const int64_t[:, ::1] keys not None):
         """64-bit hashes of key rows (the function the table and the hashing mode use)."""
@@ -390,7 +375,7 @@ cdef int _extract(const int64_t[:, ::1] values,
                 if n_hash > 0:
                     fid = <int64_t>(hashes[j] % n_hash)    # hashing trick
                 elif insert:
-                    fid = table.insert(&keys[j * width], hashes[j], 1)
+                    fid = table.insert(&keys[j * width], hashes[j])
                     if fid < 0:
                         free(keys)
                         free(hashes)

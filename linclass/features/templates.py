@@ -672,8 +672,8 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             atom_offset=compiled.atom_offset, pad=self.boundary == "pad", table=table,
             insert=fitting, n_hash=0 if self.n_hash is None else int(self.n_hash))
         if fitting:
-            counts = table.counts_array()
             keys = table.keys_array()
+            counts = np.bincount(indices, minlength=len(keys)).astype(np.int64)
             if self.min_count > 1:
                 keep = counts >= self.min_count
                 new_id = np.full(len(counts), -1, dtype=np.int64)
@@ -701,7 +701,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                 raise ValueError("feature_keys_ has shape %r, expected (n, %d): the state "
                                  "does not match the template" % (keys.shape, compiled.width))
             table = _features.KeyTable(compiled.width, max(16, len(keys)))
-            table.add_keys(keys, np.ascontiguousarray(self.feature_counts_, dtype=np.int64))
+            table.add_keys(keys)
             self._table = table
         return self._table
 
