@@ -215,7 +215,7 @@ cdef class KeyTable:
         self.hashes[new_id] = h
         self.slots[pos].id = <int32_t>new_id
         self.slots[pos].tag = tag
-        self.n_keys += 1
+        self.n_keys = new_id + 1
         return new_id
 
     def add_keys(self, const int64_t[:, ::1] keys not None):
