@@ -12,7 +12,7 @@ The Python layer (:mod:`linclass.features.templates`) validates every array
 and builds the per-token value table; nothing here checks bounds.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
 import numpy as np
@@ -90,48 +90,70 @@ cdef class KeyTable:
 
     Ids are assigned in insertion order; keys are stored densely in id order
     (``keys_array()`` row ``i`` is the key of id ``i``).  Key words must fit
-    in int32 (value ids and sentinels do).  A slot is 8 bytes (hash tag + id)
-    and the slot array is kept at most half full, so most lookups touch one
-    slot and one stored key.  Occurrences are not counted here (that would be
-    one more random memory access per lookup): in fit they are the column
-    counts of the output matrix.
+    in int32 (value ids and sentinels do).  The first key word selects one of
+    ``n_parts`` slot arrays (one per template), so the many lookups of
+    templates with few distinct keys (POS n-grams) stay in cache while word
+    conjunctions get their own large array.  A slot is 8 bytes (hash tag +
+    id); each slot array is kept at most half full.  Occurrences are not
+    counted here (one more random memory access per lookup): in fit they are
+    the column counts of the output matrix.
     """
     cdef readonly Py_ssize_t width
+    cdef readonly Py_ssize_t n_parts
     cdef Py_ssize_t n_keys
     cdef Py_ssize_t key_capacity
     cdef int32_t* keys          # key_capacity * width
-    cdef uint64_t* hashes       # key_capacity (used when the slot array grows)
-    cdef Slot* slots            # slot_mask + 1
-    cdef uint64_t slot_mask
+    cdef uint64_t* hashes       # key_capacity (used when a slot array grows)
+    cdef Slot** part_slots      # n_parts arrays of part_mask[p] + 1 slots
+    cdef uint64_t* part_mask
+    cdef Py_ssize_t* part_keys  # number of keys in each part
 
-    def __cinit__(self, Py_ssize_t width, Py_ssize_t capacity=1024):
+    def __cinit__(self, Py_ssize_t width, Py_ssize_t n_parts, Py_ssize_t capacity=1024):
         if width < 1 or width > MAX_WIDTH:
             raise ValueError("key width must be in 1..%d, got %d" % (MAX_WIDTH, width))
+        if n_parts < 1:
+            raise ValueError("n_parts must be >= 1, got %d" % n_parts)
         if capacity > MAX_KEYS:
             raise ValueError("capacity %d exceeds %d keys" % (capacity, MAX_KEYS))
         self.width = width
+        self.n_parts = n_parts
         self.n_keys = 0
         self.key_capacity = max(capacity, 16)
-        cdef Py_ssize_t n_slots = 32
-        while n_slots < 2 * self.key_capacity:
-            n_slots *= 2
-        self.slot_mask = n_slots - 1
         self.keys = <int32_t*> malloc(self.key_capacity * width * sizeof(int32_t))
         self.hashes = <uint64_t*> malloc(self.key_capacity * sizeof(uint64_t))
-        self.slots = <Slot*> malloc(n_slots * sizeof(Slot))
-        if not (self.keys and self.hashes and self.slots):
+        self.part_slots = <Slot**> calloc(n_parts, sizeof(Slot*))
+        self.part_mask = <uint64_t*> malloc(n_parts * sizeof(uint64_t))
+        self.part_keys = <Py_ssize_t*> malloc(n_parts * sizeof(Py_ssize_t))
+        if not (self.keys and self.hashes and self.part_slots and self.part_mask
+                and self.part_keys):
             raise MemoryError("cannot allocate a feature table of %d keys" % capacity)
-        cdef Py_ssize_t i
-        for i in range(n_slots):
-            self.slots[i].id = -1
+        cdef Py_ssize_t p, i
+        for p in range(n_parts):
+            self.part_slots[p] = <Slot*> malloc(64 * sizeof(Slot))
+            if self.part_slots[p] == NULL:
+                raise MemoryError("cannot allocate a feature table")
+            self.part_mask[p] = 63
+            self.part_keys[p] = 0
+            for i in range(64):
+                self.part_slots[p][i].id = -1
 
     def __dealloc__(self):
+        cdef Py_ssize_t p
+        if self.part_slots != NULL:
+            for p in range(self.n_parts):
+                free(self.part_slots[p])
+        free(self.part_slots)
+        free(self.part_mask)
+        free(self.part_keys)
         free(self.keys)
         free(self.hashes)
-        free(self.slots)
 
     def __len__(self):
         return self.n_keys
+
+    cdef inline const Slot* slot_address(self, const int64_t* key, uint64_t h) noexcept nogil:
+        """Where the probe for ``key`` starts (for prefetching)."""
+        return &self.part_slots[key[0]][h & self.part_mask[key[0]]]
 
     cdef inline bint _same(self, int32_t fid, const int64_t* key) noexcept nogil:
         cdef const int32_t* stored = &self.keys[<Py_ssize_t>fid * self.width]
@@ -143,19 +165,21 @@ cdef class KeyTable:
 
     cdef inline int64_t lookup(self, const int64_t* key, uint64_t h) noexcept nogil:
         """Id of ``key`` (whose hash is ``h``), or -1 when absent."""
-        cdef uint64_t pos = h & self.slot_mask
+        cdef Slot* slots = self.part_slots[key[0]]
+        cdef uint64_t mask = self.part_mask[key[0]]
+        cdef uint64_t pos = h & mask
         cdef uint32_t tag = <uint32_t>(h >> 32)
         cdef int32_t fid
         while True:
-            fid = self.slots[pos].id
+            fid = slots[pos].id
             if fid < 0:
                 return -1
-            if self.slots[pos].tag == tag and self._same(fid, key):
+            if slots[pos].tag == tag and self._same(fid, key):
                 return fid
-            pos = (pos + 1) & self.slot_mask
+            pos = (pos + 1) & mask
 
-    cdef int _grow(self) noexcept nogil:
-        """Double the key storage and the slot array; 0 on success, -1 out of memory."""
+    cdef int _grow_keys(self) noexcept nogil:
+        """Double the key storage; 0 on success, -1 out of memory."""
         cdef Py_ssize_t new_capacity = 2 * self.key_capacity
         cdef int32_t* keys = <int32_t*> realloc(self.keys, new_capacity * self.width * sizeof(int32_t))
         if keys == NULL:
@@ -166,23 +190,31 @@ cdef class KeyTable:
             return -1
         self.hashes = hashes
         self.key_capacity = new_capacity
-        cdef uint64_t n_slots = 2 * (self.slot_mask + 1)
-        cdef Slot* slots = <Slot*> malloc(n_slots * sizeof(Slot))
+        return 0
+
+    cdef int _grow_part(self, Py_ssize_t part) noexcept nogil:
+        """Double the slot array of one part; 0 on success, -1 out of memory."""
+        cdef Slot* old = self.part_slots[part]
+        cdef uint64_t old_n = self.part_mask[part] + 1
+        cdef uint64_t mask = 2 * old_n - 1
+        cdef Slot* slots = <Slot*> malloc(2 * old_n * sizeof(Slot))
         if slots == NULL:
             return -1
         cdef uint64_t i, pos
-        for i in range(n_slots):
+        cdef int32_t fid
+        for i in range(2 * old_n):
             slots[i].id = -1
-        free(self.slots)
-        self.slots = slots
-        self.slot_mask = n_slots - 1
-        cdef Py_ssize_t fid
-        for fid in range(self.n_keys):                # rehash from the stored hashes
-            pos = self.hashes[fid] & self.slot_mask
-            while self.slots[pos].id >= 0:
-                pos = (pos + 1) & self.slot_mask
-            self.slots[pos].id = <int32_t>fid
-            self.slots[pos].tag = <uint32_t>(self.hashes[fid] >> 32)
+        for i in range(old_n):                        # reinsert from the stored hashes
+            fid = old[i].id
+            if fid < 0:
+                continue
+            pos = self.hashes[fid] & mask
+            while slots[pos].id >= 0:
+                pos = (pos + 1) & mask
+            slots[pos] = old[i]
+        free(old)
+        self.part_slots[part] = slots
+        self.part_mask[part] = mask
         return 0
 
     cdef inline int64_t insert(self, const int64_t* key, uint64_t h) noexcept nogil:
@@ -190,31 +222,30 @@ cdef class KeyTable:
 
         Returns -2 when memory runs out or the table is full (MAX_KEYS).
         """
-        cdef uint64_t pos = h & self.slot_mask
-        cdef uint32_t tag = <uint32_t>(h >> 32)
-        cdef int32_t fid
+        cdef Py_ssize_t part = key[0]
+        cdef int64_t fid = self.lookup(key, h)
         cdef Py_ssize_t j, new_id
-        while True:
-            fid = self.slots[pos].id
-            if fid < 0:
-                break
-            if self.slots[pos].tag == tag and self._same(fid, key):
-                return fid
-            pos = (pos + 1) & self.slot_mask
+        cdef uint64_t pos, mask
+        if fid >= 0:
+            return fid
         if self.n_keys >= MAX_KEYS:
             return -2
-        if self.n_keys >= self.key_capacity or 2 * (self.n_keys + 1) > <Py_ssize_t>(self.slot_mask + 1):
-            if self._grow() != 0:
+        if self.n_keys >= self.key_capacity and self._grow_keys() != 0:
+            return -2
+        if 2 * (self.part_keys[part] + 1) > <Py_ssize_t>(self.part_mask[part] + 1):
+            if self._grow_part(part) != 0:
                 return -2
-            pos = h & self.slot_mask
-            while self.slots[pos].id >= 0:
-                pos = (pos + 1) & self.slot_mask
+        mask = self.part_mask[part]
+        pos = h & mask
+        while self.part_slots[part][pos].id >= 0:
+            pos = (pos + 1) & mask
         new_id = self.n_keys
         for j in range(self.width):
             self.keys[new_id * self.width + j] = <int32_t>key[j]
         self.hashes[new_id] = h
-        self.slots[pos].id = <int32_t>new_id
-        self.slots[pos].tag = tag
+        self.part_slots[part][pos].id = <int32_t>new_id
+        self.part_slots[part][pos].tag = <uint32_t>(h >> 32)
+        self.part_keys[part] = self.part_keys[part] + 1
         self.n_keys = new_id + 1
         return new_id
 
@@ -229,6 +260,9 @@ cdef class KeyTable:
         arr = np.asarray(keys)
         if arr.size and (arr.min() < -2**31 or arr.max() >= 2**31):
             raise ValueError("feature keys must fit in int32")
+        if arr.size and (arr[:, 0].min() < 0 or arr[:, 0].max() >= self.n_parts):
+            raise ValueError("the first key word (template index) must be in 0..%d"
+                             % (self.n_parts - 1))
         cdef Py_ssize_t i = 0, n = keys.shape[0], start = self.n_keys
         cdef int64_t fid
         cdef int status = 0
@@ -368,7 +402,7 @@ cdef int _extract(const int64_t[:, ::1] values,
                     key[j] = 0
                 hashes[n_keys] = _hash_key(key, width)
                 if n_hash == 0:
-                    prefetch(&table.slots[hashes[n_keys] & table.slot_mask])
+                    prefetch(table.slot_address(key, hashes[n_keys]))
                 n_keys += 1
             row_start = pos
             for j in range(n_keys):
@@ -439,6 +473,8 @@ def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_o
             raise ValueError("a KeyTable is required unless n_hash > 0")
         if table.width < width:
             raise ValueError("table width %d < widest key %d" % (table.width, width))
+        if table.n_parts < n_templates:
+            raise ValueError("table has %d parts for %d templates" % (table.n_parts, n_templates))
         width = table.width
     elif width > MAX_WIDTH:
         raise ValueError("templates have more than %d atoms" % (MAX_WIDTH - 1))

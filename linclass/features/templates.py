@@ -510,7 +510,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     --------
     >>> ft = FeatureTemplate("w[0] w[-1]|w[0]", columns=("w",))
     >>> X, lengths = ft.fit_transform([["the", "cat"], ["a", "cat"]])
-    >>> X.shape, list(lengths)
+    >>> X.shape, lengths.tolist()
     ((4, 5), [2, 2])
     >>> list(ft.get_feature_names_out())
     ['w[0]=the', 'w[0]=cat', 'w[-1]|w[0]=the|cat', 'w[0]=a', 'w[-1]|w[0]=a|cat']
@@ -663,7 +663,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         table = None
         if self.n_hash is None:
             if fitting:
-                table = _features.KeyTable(compiled.width, max(1024, n_tokens))
+                table = _features.KeyTable(compiled.width, len(compiled.kind), max(1024, n_tokens))
             else:
                 table = self._get_table(compiled)
         indptr, indices, data = _features.extract_features(
@@ -700,7 +700,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             if keys.ndim != 2 or keys.shape[1] != compiled.width:
                 raise ValueError("feature_keys_ has shape %r, expected (n, %d): the state "
                                  "does not match the template" % (keys.shape, compiled.width))
-            table = _features.KeyTable(compiled.width, max(16, len(keys)))
+            table = _features.KeyTable(compiled.width, len(compiled.kind), max(16, len(keys)))
             table.add_keys(keys)
             self._table = table
         return self._table
