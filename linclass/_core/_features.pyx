@@ -441,7 +441,9 @@ def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_o
     pad : bool
         Out-of-sentence atoms take BEFORE_START/AFTER_END instead of dropping the feature.
     table : KeyTable or None
-        Required unless ``n_hash > 0``; its width fixes the key width.
+        Required unless ``n_hash > 0``; built as ``KeyTable(width, n_parts)``
+        with ``n_parts >= n_templates`` (one slot array per template); its
+        width fixes the key width.
     insert : bool
         Add unseen keys to ``table`` (fit) instead of dropping them (transform).
     n_hash : int
