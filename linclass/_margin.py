@@ -21,6 +21,35 @@ __all__ = ["check_classification_data", "class_weight_per_sample", "kernel_rows"
            "dense_or_csr_matmul"]
 
 
+def check_X(X, name="X"):
+    """:func:`linclass._validation.check_array` with scikit-learn's wording for
+    the cases its estimator checks match on (complex values, 1-D input, zero
+    features, non-numeric objects); everything else is check_array's."""
+    if X is not None and not isinstance(X, (str, bytes)):
+        if sp.issparse(X):
+            kind, shape = X.dtype.kind, X.shape
+        else:
+            arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
+            kind, shape = arr.dtype.kind, arr.shape
+            if arr.dtype == object:
+                try:
+                    arr.astype(np.float64)
+                except TypeError as exc:
+                    raise TypeError("%s holds non-numeric values: %s" % (name, exc)) from None
+                except ValueError as exc:
+                    raise ValueError("%s holds non-numeric values: %s" % (name, exc)) from None
+        if kind == "c":
+            raise ValueError("Complex data not supported: %s holds complex numbers" % name)
+        if len(shape) == 1:
+            raise ValueError("Reshape your data: %s must be 2-D (n_samples, n_features), "
+                             "got a 1-D array of shape %r; use X.reshape(-1, 1) for one "
+                             "feature or X.reshape(1, -1) for one sample" % (name, shape))
+        if len(shape) == 2 and shape[1] == 0:
+            raise ValueError("%s has 0 feature(s) (shape=(%d, 0)) while a minimum of 1 is "
+                             "required." % (name, shape[0]))
+    return check_array(X, name=name)
+
+
 def check_classification_data(X, y, sample_weight=None, *, min_classes=2):
     """Validate ``(X, y, sample_weight)`` for a classifier's ``fit``.
 
@@ -30,7 +59,9 @@ def check_classification_data(X, y, sample_weight=None, *, min_classes=2):
     (scikit-learn's wording) and fewer than ``min_classes`` classes raise a
     ``ValueError`` naming the class found.
     """
-    X = check_array(X)
+    X = check_X(X)
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = check_target(y, X.shape[0])
     if y.dtype.kind == "f" and np.any(y != np.round(y)):
         raise ValueError("Unknown label type: continuous. linclass classifiers "
@@ -43,6 +74,9 @@ def check_classification_data(X, y, sample_weight=None, *, min_classes=2):
         raise ValueError("y has only one class (%r); a classifier needs at least "
                          "%d classes to train" % (classes.tolist()[:1], min_classes))
     sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    if not np.any(sample_weight > 0):
+        raise ValueError("sample_weight: all weights are zero; at least one sample must "
+                         "have a positive weight")
     return X, classes, codes, sample_weight
 
 
@@ -137,7 +171,7 @@ def check_predict_X(estimator, X):
     features, but Perceptron is expecting 4 features as input").
     """
     check_is_fitted(estimator, "n_features_in_")
-    X = check_array(X)
+    X = check_X(X)
     if X.shape[1] != estimator.n_features_in_:
         raise ValueError("X has %d features, but %s is expecting %d features as input"
                          % (X.shape[1], type(estimator).__name__, estimator.n_features_in_))

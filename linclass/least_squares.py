@@ -96,9 +96,9 @@ def _dense_centered(op):
 class LeastSquaresClassifier(_LeastSquaresBase):
     """Least-squares classification from the normal equations.
 
-    Solves ``Xt^T Xt w = Xt^T yt`` (centred, weighted data) by a Cholesky
-    factorisation, falling back to the minimum-norm least-squares solution
-    (``scipy.linalg.lstsq``) when ``Xt^T Xt`` is singular.  For two classes
+    Solves ``Xt^T Xt w = Xt^T yt`` (centred, weighted data) through the
+    eigendecomposition of ``Xt^T Xt``; when it is singular (eigenvalues below
+    1e-10 times the largest), the minimum-norm least-squares solution.  For two classes
     the rule is ``c(x) = sign(x.w + b - t)``.
 
     Parameters
@@ -134,13 +134,12 @@ class LeastSquaresClassifier(_LeastSquaresBase):
         A = _dense_centered(op)
         gram = A.T @ A
         rhs = A.T @ Yt
-        try:
-            factor = scipy.linalg.cho_factor(gram, check_finite=False)
-            coef = scipy.linalg.cho_solve(factor, rhs, check_finite=False)
-            if not np.all(np.isfinite(coef)) or np.linalg.cond(gram) > 1e12:
-                raise np.linalg.LinAlgError
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
-            coef = scipy.linalg.lstsq(A, Yt, check_finite=False)[0]
+        # normal equations through the eigendecomposition of the Gram matrix:
+        # directions with eigenvalue <= 1e-10 * largest are dropped, which gives
+        # the minimum-norm least-squares solution when X^T X is singular
+        eigval, eigvec = scipy.linalg.eigh(gram, check_finite=False)
+        keep = eigval > 1e-10 * max(eigval.max(), 0.0)
+        coef = eigvec[:, keep] @ ((eigvec[:, keep].T @ rhs) / eigval[keep][:, None])
         self._publish(X, classes, coef, ybar, op.mu)
         self.intercept_ = self.intercept_ - float(self.threshold)
         self.n_iter_ = 1

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._core import _perceptron
-from ._margin import (LinearDecisionMixin, check_classification_data, check_predict_X,
+from ._margin import (LinearDecisionMixin, check_X, check_classification_data, check_predict_X,
                       class_weight_per_sample, kernel_rows)
 from ._validation import (check_array, check_positive, check_sample_weight, check_target,
                           draw_seed, encode_labels)
@@ -200,8 +200,6 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self
         """
         self._check_params()
-        if self.voted:
-            raise ValueError("voted=True is available with fit only, not partial_fit")
         first = not hasattr(self, "classes_")
         if first:
             if classes is None:
@@ -213,7 +211,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError("classes %r differ from those of the first call %r"
                              % (np.unique(classes).tolist(), self.classes_.tolist()))
-        X = check_array(X)
+        X = check_X(X)
         y = check_target(y, X.shape[0])
         if not first and X.shape[1] != self.n_features_in_:
             raise ValueError("X has %d features, but %s is expecting %d features as input"
@@ -231,22 +229,36 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             self.n_iter_ = 0
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
-        n_run, _, _ = self._run(X, codes, cost, 1, False, False)
+        W_start = self._W.copy()
+        n_run, _, log = self._run(X, codes, cost, 1, False, bool(self.voted))
         self.n_iter_ += int(n_run)
         self._publish()
+        if self.voted:
+            self._store_votes(X, log, W_start, append=not first)
         return self
 
     # -- voted perceptron ---------------------------------------------
-    def _store_votes(self, X, log, W_start):
-        n_total = self._n_seen
-        order = log["n_seen"]
-        counts = np.diff(np.concatenate([[0.0], order, [n_total]]))
-        self.voted_initial_ = W_start
-        self.voted_support_ = X[log["example"]]
+    def _store_votes(self, X, log, W_start, append=False):
+        support = X[log["example"]]
+        if append and hasattr(self, "voted_counts_"):
+            old = self.voted_support_
+            if sp.issparse(old) or sp.issparse(support):
+                support = sp.vstack([sp.csr_matrix(old), sp.csr_matrix(support)]).tocsr()
+            else:
+                support = np.vstack([old, support])
+            for key in ("target", "rival", "step"):
+                log[key] = np.concatenate([getattr(self, "voted_%s_" % key), log[key]])
+            previous = np.cumsum(self.voted_counts_)[:-1]    # n_seen of the old mistakes
+            log["n_seen"] = np.concatenate([previous, log["n_seen"]])
+        else:
+            self.voted_initial_ = W_start
+        self.voted_support_ = support
         self.voted_target_ = log["target"]
         self.voted_rival_ = log["rival"]
         self.voted_step_ = log["step"]
-        self.voted_counts_ = counts
+        # vector k (after the k-th mistake) is the current one for the examples
+        # between mistake k and mistake k + 1 (Freund & Schapire's c_k)
+        self.voted_counts_ = np.diff(np.concatenate([[0.0], log["n_seen"], [self._n_seen]]))
 
     def _vote_scores(self, X):
         n_vectors = self.voted_initial_.shape[0]

@@ -93,7 +93,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         Start from the previous dual solution (``dual_cd``, same training set
         size) or the previous weights (``pegasos``).
     pegasos_projection : bool, default=True
-        Project onto the ball of radius ``1/sqrt(lambda)`` after each Pegasos step.
+        After each Pegasos step, project onto the ball ``||w||^2 <= 2 f(0) /
+        lambda`` that holds the optimum (``f`` the objective, ``lambda = 1 /
+        (C n)``); keeps the squared hinge from diverging.
     random_state : None, int or numpy Generator/RandomState
         Order of the coordinates / examples.
     n_jobs : None or int, default=None
@@ -198,7 +200,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                 cost=cost / float(self.C), lam=lam, loss=_LOSSES[self.loss], bias=bias, w=w,
                 t_start=t0, n_epochs=int(self.max_iter),
-                project=bool(self.pegasos_projection), seed=seeds[p])
+                project=bool(self.pegasos_projection),
+                radius2=2.0 * float(np.mean(cost)) / float(self.C) / lam, seed=seeds[p])
             return w, None, int(self.max_iter), 0.0, t
 
         results = map_threads(solve, range(n_problems), self.n_jobs)

@@ -35,7 +35,7 @@ variable, then writes the combined change into W in one pass over the row.
 
 Pegasos (Shalev-Shwartz, Singer, Srebro & Cotter, 2011): step 1/(lambda t),
 O(1) shrinkage through a scaled weight vector, optional projection onto the
-ball of radius 1/sqrt(lambda).
+ball holding the optimum (radius sqrt(2 f(0) / lambda)).
 
 The caller (linclass.svm, linclass.multiclass) validates every array.
 """
@@ -206,7 +206,7 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
 def pegasos_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                 Py_ssize_t n_features, const double[::1] ysign, const double[::1] cost,
                 double lam, int loss, double bias, double[::1] w, double t_start,
-                Py_ssize_t n_epochs, bint project, unsigned long long seed):
+                Py_ssize_t n_epochs, bint project, double radius2, unsigned long long seed):
     """Pegasos epochs on ``w`` (n_features + 1, last entry the bias weight).
 
     Minimises ``lam/2 ||w||^2 + 1/n sum_i cost_i loss(s_i w.[x_i, bias])`` with
@@ -222,13 +222,12 @@ def pegasos_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef Py_ssize_t epoch, k, i, nnz, d = n_features
     cdef const double* values
     cdef const int* ind
-    cdef double t = t_start, eta, margin, g, old, radius2
+    cdef double t = t_start, eta, margin, g, old
     cdef ScaledWeights v
     cdef Rng rng
     rng_seed(&rng, seed)
     with nogil:
         sw_init(&v, &w[0], n_features + 1)
-        radius2 = 1.0 / lam
         for epoch in range(n_epochs):
             rng_shuffle(&rng, &order[0], n_samples)
             for k in range(n_samples):
