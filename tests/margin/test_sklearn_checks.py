@@ -14,12 +14,10 @@ from linclass.svm import LinearSVC  # noqa: E402
 ESTIMATORS = [
     Perceptron(max_iter=20, random_state=0),
     Perceptron(average=True, max_iter=20, random_state=0),
-    Perceptron(mode="batch", max_iter=20),
     Perceptron(voted=True, max_iter=5, random_state=0),
     # tight tolerances: the sample-weight equivalence checks compare two
     # solutions of the same strictly convex problem to rtol=1e-7
     LinearSVC(random_state=0, tol=1e-12, max_iter=20000),
-    LinearSVC(loss="hinge", random_state=0, tol=1e-12, max_iter=20000),
     LinearSVC(solver="pegasos", random_state=0, max_iter=100),
     CrammerSingerSVC(random_state=0, tol=1e-12, max_iter=20000),
     WestonWatkinsSVC(random_state=0, tol=1e-12, max_iter=20000),
@@ -27,7 +25,6 @@ ESTIMATORS = [
     OneVsOneClassifier(LinearSVC(random_state=0, tol=1e-12, max_iter=20000)),
     LeastSquaresClassifier(),
     RidgeClassifier(),
-    RidgeClassifier(solver="cg"),
     LassoClassifier(alpha=0.001),
 ]
 
