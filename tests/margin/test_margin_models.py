@@ -183,7 +183,8 @@ def test_linear_svc_weights_warm_start_and_pegasos():
     e.fit(X, y, sw)
     assert e.n_iter_ * 10 < first
     # Pegasos' last iterate approaches the dual solution's objective (a
-    # stochastic method: within 30% after 200 epochs on this small problem)
+    # stochastic method: within 50% after 200 epochs on this small problem,
+    # and as accurate within 5 points)
     p = LinearSVC(solver="pegasos", loss="hinge", max_iter=200, random_state=0).fit(X, y)
     q = LinearSVC(loss="hinge", tol=1e-8, max_iter=50000, random_state=0).fit(X, y)
     for k in range(3):
@@ -193,7 +194,8 @@ def test_linear_svc_weights_warm_start_and_pegasos():
                                    ones, "hinge")
         f_q = svm_primal_objective(X, ysign, np.append(q.coef_[k], q.intercept_[k]), 1.0,
                                    ones, "hinge")
-        assert f_q <= f_p <= 1.3 * f_q
+        assert f_q <= f_p <= 1.5 * f_q
+    assert p.score(X, y) >= q.score(X, y) - 0.05
 
 
 def test_linear_svc_multiclass_n_jobs_gives_the_same_model():
