@@ -186,7 +186,8 @@ def cmd_evaluate(args):
              len(Y), sum(map(len, Y))))
     tags = {t for sent in Y for t in sent}
     if args.scheme != "none" and any(t[:2] in ("B-", "I-", "E-", "S-") for t in tags):
-        print(metrics.conlleval_report(Y, pred, scheme=args.scheme))
+        scheme = None if args.scheme == "conlleval" else args.scheme
+        print(metrics.conlleval_report(Y, pred, scheme=scheme))
     if args.plot:
         raise SystemExit("linclass: --plot is available for flat (svmlight) models")
     return 0
@@ -251,9 +252,10 @@ def build_parser():
     p = sub.add_parser("evaluate", help="score a saved model on a labelled data file")
     p.add_argument("model")
     p.add_argument("input")
-    p.add_argument("--scheme", default="IOB2", choices=["IOB1", "IOB2", "IOE1", "IOE2",
-                                                         "IOBES", "none"],
-                   help="chunk tagging scheme for the conlleval table")
+    p.add_argument("--scheme", default="conlleval",
+                   choices=["conlleval", "IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "none"],
+                   help="chunk tagging scheme for the conlleval table (default: exactly the "
+                   "rules of the conlleval script; 'none' prints no chunk table)")
     p.add_argument("--plot", metavar="FILE.png", help="write a ROC curve (binary flat models; "
                    "needs the 'plot' extra)")
     p.set_defaults(func=cmd_evaluate)

@@ -1,0 +1,68 @@
+"""The linclass command: train / predict / evaluate round trip, errors, help."""
+import gzip
+import subprocess
+import sys
+
+import pytest
+
+from linclass.cli import main
+
+
+@pytest.fixture(scope="module")
+def conll_files(tmp_path_factory):
+    """A tiny CoNLL-2000-like corpus (word POS chunk) written by the test."""
+    d = tmp_path_factory.mktemp("cli")
+    sents = [
+        [("He", "PRP", "B-NP"), ("reckons", "VBZ", "B-VP"), ("the", "DT", "B-NP"),
+         ("deficit", "NN", "I-NP"), (".", ".", "O")],
+        [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("sees", "VBZ", "B-VP"),
+         ("a", "DT", "B-NP"), ("cat", "NN", "I-NP"), (".", ".", "O")],
+    ] * 10
+    text = "\n\n".join("\n".join(" ".join(r) for r in s) for s in sents) + "\n"
+    train = d / "train.txt.gz"
+    with gzip.open(train, "wt") as fh:
+        fh.write(text)
+    test = d / "test.txt"
+    test.write_text(text)
+    return train, test
+
+
+def test_train_predict_evaluate_sequence(conll_files, tmp_path, capsys):
+    train, test = conll_files
+    model = tmp_path / "chunker.npz"
+    assert main(["train", "--model", "tagger", "-p", "features='chunking'", "-p", "max_iter=5",
+                 str(train), "-o", str(model)]) == 0
+    assert "trained tagger" in capsys.readouterr().out
+    out = tmp_path / "pred.conll"
+    assert main(["predict", str(model), str(test), "-o", str(out)]) == 0
+    assert out.read_text() == test.read_text()       # learnt perfectly; same layout
+    assert main(["evaluate", str(model), str(test)]) == 0
+    report = capsys.readouterr().out
+    assert "token accuracy: 1.0000" in report
+    assert "FB1: 100.00" in report
+
+
+def test_bad_model_name_and_param(conll_files, tmp_path, capsys):
+    train, _ = conll_files
+    assert main(["train", "--model", "nope", str(train), "-o", str(tmp_path / "m")]) == 2
+    assert "unknown model 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="name=value"):
+        main(["train", "--model", "tagger", "-p", "oops", str(train), "-o", str(tmp_path / "m")])
+
+
+def test_malformed_file_reports_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.conll"
+    bad.write_text("a DT B-NP\nb NN\n")
+    assert main(["train", "--model", "tagger", str(bad), "-o", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.conll:2" in err
+
+
+def test_help_for_every_command():
+    for cmd in ("demo", "train", "predict", "evaluate", "models"):
+        r = subprocess.run([sys.executable, "-m", "linclass", cmd, "--help"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0 and "usage: linclass " + cmd in r.stdout
+    r = subprocess.run([sys.executable, "-m", "linclass", "models"], capture_output=True,
+                       text=True)
+    assert "tagger" in r.stdout
