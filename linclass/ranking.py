@@ -255,10 +255,11 @@ class RankSVM(BaseEstimator):
         descent over the explicit pairs [Hsieh2008]_ (memory O(n_pairs);
         for small data, the hinge loss and :meth:`fit_pairs`).  ``'auto'``:
         ``'newton'`` for the squared hinge, ``'pairs'`` for the hinge.
-    tol : float, default=1e-6
-        Newton: stop when ``||grad|| <= tol * ||grad at w=0||``.  Pairs: stop
-        when the spread of the projected dual gradient is below ``tol * 100``
-        (in the dual's units; the liblinear criterion).
+    tol : float, optional
+        Newton: stop when ``||grad|| <= tol * ||grad at w=0||`` (default
+        1e-6).  Pairs: stop when the spread (max - min) of the projected dual
+        gradient over an epoch is ``<= tol`` (default 1e-2; liblinear's
+        criterion, in the dual's units).
     max_iter : int, optional
         Newton iterations (default 50) or epochs over the pairs (default 1000).
     random_state : int, Generator or None
@@ -315,7 +316,7 @@ class RankSVM(BaseEstimator):
     True
     """
 
-    def __init__(self, C=1.0, loss="squared_hinge", solver="auto", tol=1e-6,
+    def __init__(self, C=1.0, loss="squared_hinge", solver="auto", tol=None,
                  max_iter=None, random_state=None, verbose=0):
         self.C = C
         self.loss = loss
@@ -328,7 +329,6 @@ class RankSVM(BaseEstimator):
     # -- parameters -----------------------------------------------------
     def _check_params(self):
         check_positive(self.C, "C")
-        check_positive(self.tol, "tol")
         if self.loss not in _LOSSES:
             raise ValueError("loss must be one of %s, got %r" % (_LOSSES, self.loss))
         if self.solver not in _SOLVERS:
@@ -345,6 +345,11 @@ class RankSVM(BaseEstimator):
         else:
             max_iter = check_positive(self.max_iter, "max_iter", integer=True)
         return solver, max_iter
+
+    def _tol(self, solver):
+        if self.tol is None:
+            return 1e-6 if solver == "newton" else 1e-2
+        return float(check_positive(self.tol, "tol"))
 
     # -- fitting ----------------------------------------------------------
     def fit(self, X, y, qid=None, sample_weight=None):
@@ -373,6 +378,7 @@ class RankSVM(BaseEstimator):
             different grades.
         """
         solver, max_iter = self._check_params()
+        self._tol(solver)
         X = check_array(X)
         y = _check_grades(y, X.shape[0])
         qid = _check_qid(qid, X.shape[0])
@@ -401,7 +407,7 @@ class RankSVM(BaseEstimator):
                                              sample_weight=weights))
         if not converged:
             warnings.warn("RankSVM (solver=%r) stopped at max_iter=%d before reaching "
-                          "tol=%g; increase max_iter" % (solver, max_iter, self.tol),
+                          "tol=%g; increase max_iter" % (solver, max_iter, self._tol(solver)),
                           ConvergenceWarning)
         return self
 
@@ -424,6 +430,7 @@ class RankSVM(BaseEstimator):
         self
         """
         _, max_iter = self._check_params()
+        tol = self._tol("pairs")
         if self.max_iter is None:
             max_iter = 1000
         X = check_array(X)
@@ -455,7 +462,7 @@ class RankSVM(BaseEstimator):
         self.objective_ = 0.5 * float(coef @ coef) + self.C * float(weight @ slack)
         if not converged:
             warnings.warn("RankSVM.fit_pairs stopped at max_iter=%d before reaching "
-                          "tol=%g; increase max_iter" % (max_iter, self.tol),
+                          "tol=%g; increase max_iter" % (max_iter, tol),
                           ConvergenceWarning)
         return self
 
@@ -510,7 +517,7 @@ class RankSVM(BaseEstimator):
             if self.verbose:
                 print("RankSVM newton iter %d: objective %.10g, |grad| %.3g, step %.3g"
                       % (n_iter, objective, np.linalg.norm(grad), step))
-            if np.linalg.norm(grad) <= self.tol * grad0_norm:
+            if np.linalg.norm(grad) <= self._tol("newton") * grad0_norm:
                 converged = True
             elif old_objective - objective <= 1e-15 * abs(objective):
                 converged = True          # no further progress possible in float64
@@ -591,10 +598,10 @@ class RankSVM(BaseEstimator):
             pair_lo=np.ascontiguousarray(lo, dtype=np.int32),
             upper=np.ascontiguousarray(upper), diag=np.ascontiguousarray(diag),
             qdiag=np.ascontiguousarray(qdiag, dtype=np.float64), alpha=alpha,
-            max_iter=max_iter, tol=float(self.tol) * 100.0,
+            max_iter=max_iter, tol=self._tol("pairs"),
             seed=draw_seed(self.random_state))
         self.dual_coef_ = alpha
-        return np.array(coef), n_epochs, gap <= self.tol * 100.0
+        return np.array(coef), n_epochs, gap <= self._tol("pairs")
 
     # -- prediction -------------------------------------------------------
     def decision_function(self, X):

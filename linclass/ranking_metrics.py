@@ -274,7 +274,7 @@ def ranking_report(y_true, scores, groups=None, *, k=10, relevance_threshold=Non
     table = query_metrics(y_true, scores, groups, k=k, relevance_threshold=relevance_threshold)
     metric_names = [n for n in table if n not in ("qid", "n_docs", "n_relevant")]
     widths = {n: max(8, len(n)) for n in metric_names}
-    qid_width = max([len("qid")] + [len(str(q)) for q in table["qid"]])
+    qid_width = max([len("mean")] + [len(str(q)) for q in table["qid"]])
     header = "%-*s %7s %6s " % (qid_width, "qid", "n_docs", "n_rel") + \
         " ".join("%*s" % (widths[n], n) for n in metric_names)
     lines = [header]
