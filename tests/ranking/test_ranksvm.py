@@ -251,3 +251,15 @@ def test_fit_pairs_from_clicks_learns_the_preference():
         model.fit_pairs(X, [[1, 200]])
     with pytest.raises(ValueError, match="shape"):
         model.fit_pairs(X, [1, 2])
+
+
+def test_save_and_load_round_trip(tmp_path):
+    import linclass
+    X, y, qid = make_queries(seed=13, n_queries=4)
+    for loss in ("squared_hinge", "hinge"):
+        model = RankSVM(C=0.2, loss=loss, random_state=0).fit(X, y, qid=qid)
+        model.save(tmp_path / "ranksvm.npz")
+        again = linclass.load(tmp_path / "ranksvm.npz")
+        assert again.get_params() == model.get_params()
+        np.testing.assert_array_equal(again.predict(X), model.predict(X))
+        assert again.n_skipped_queries_ == model.n_skipped_queries_
