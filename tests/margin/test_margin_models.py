@@ -413,3 +413,13 @@ def test_persistence_round_trip(tmp_path):
         model.save(path)
         loaded = linclass.load(path)
         np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_demo_margin_runs_and_learns(capsys):
+    from linclass._demo_margin import demo_margin, make_text_like
+    X1, y1 = make_text_like(n_samples=50, n_features=100, seed=3)
+    X2, y2 = make_text_like(n_samples=50, n_features=100, seed=3)
+    assert (X1 != X2).nnz == 0 and np.array_equal(y1, y2)
+    results = demo_margin(quick=True)
+    assert "accuracy" in capsys.readouterr().out
+    assert all(acc > 0.5 for _, acc, _ in results)      # 5 classes: chance is 0.2
