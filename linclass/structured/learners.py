@@ -575,6 +575,7 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         history = []
         start = time.perf_counter()
         converged = False
+        qp_converged = True
 
         def flatten():
             sizes = np.array([len(l) for l in ls], dtype=np.int64)

@@ -194,10 +194,24 @@ class MultiClassStructure(Structure):
         return X
 
     def batch_class_scores(self, w, X):
-        """Scores of every class for every example, shape (n_samples, n_classes)."""
+        """Scores of every class for every example, shape (n_samples, n_classes).
+
+        The last result is remembered (with a copy of ``w``), so the learners'
+        decoding and scoring of the same weights cost one matrix product.
+        """
         W = self._weight_matrix(w)
-        S = np.asarray(X @ W.T)                       # (n, n_attributes)
-        return S if self.one_hot else S @ self.class_vectors.T
+        cached = getattr(self, "_last_scores", None)
+        if cached is not None and cached[0] is X and np.array_equal(cached[1], W):
+            return cached[2]
+        S = np.asarray(X @ np.ascontiguousarray(W.T))   # (n, n_attributes)
+        S = S if self.one_hot else S @ self.class_vectors.T
+        self._last_scores = (X, W.copy(), S)
+        return S
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_last_scores", None)
+        return state
 
     def batch_check_outputs(self, X, Y):
         """Vectorised :meth:`check_output`; returns Y as an int64 array."""
@@ -239,10 +253,10 @@ class MultiClassStructure(Structure):
     def batch_joint_feature(self, X, Y_lists, weights):
         n = X.shape[0]
         weights = np.asarray(weights, dtype=np.float64).reshape(len(Y_lists), n)
-        P = np.zeros((n, self.n_classes))
-        rows = np.arange(n)
-        for j, Y in enumerate(Y_lists):
-            np.add.at(P, (rows, np.asarray(Y, dtype=np.int64)), weights[j])
+        rows = np.arange(n) * self.n_classes
+        cells = np.concatenate([rows + np.asarray(Y, dtype=np.int64) for Y in Y_lists])
+        P = np.bincount(cells, weights=weights.ravel(),              # P[i, Y_j[i]] += weights[j, i]
+                        minlength=n * self.n_classes).reshape(n, self.n_classes)
         A = P if self.one_hot else P @ self.class_vectors      # (n, n_attributes)
         WT = np.asarray(X.T @ A)                                # (n_features_x, n_attributes)
         return np.ascontiguousarray(WT.T).ravel()
