@@ -169,10 +169,10 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
                             rescaling=self.rescaling, tol=self.tol, max_iter=self.max_iter,
                             verbose=self.verbose)
         svm.fit(Xf, codes)
-        W = svm.coef_.reshape(structure.n_attributes, structure.n_features_x)
+        W = svm.coef_.reshape(structure.n_features_x, structure.n_attributes).T
         class_coef = structure.class_vectors @ W
         self.classes_ = classes
-        self.attribute_coef_ = W
+        self.attribute_coef_ = np.ascontiguousarray(W)
         self.coef_ = np.ascontiguousarray(class_coef[:, :n_features])
         self.intercept_ = (class_coef[:, n_features] * float(self.intercept_scaling)
                            if self.fit_intercept else np.zeros(len(classes)))

@@ -1,8 +1,9 @@
 """Multi-class classification as a structure: ``Phi(x, y) = phi(x) (x) Lambda(y)``.
 
-The weight vector is a matrix ``W`` of shape ``(n_attributes, n_features_x)``
-stored row-major in ``w``; the score of class ``y`` is
-``Lambda(y) . (W x)``.  With the one-hot ``Lambda`` (the default) row ``c``
+The weight vector is a matrix ``W`` of shape ``(n_attributes, n_features_x)``;
+the score of class ``y`` is ``Lambda(y) . (W x)``.  ``w`` stores ``W.T``
+row-major (feature-major: ``w[j * n_attributes + a] = W[a, j]``), the layout
+in which the batched products below need no copy.  With the one-hot ``Lambda`` (the default) row ``c``
 of ``W`` is the weight vector of class ``c`` and the structural SVM is the
 multi-class SVM of Crammer and Singer (2001).  With **class descriptions**
 (``Lambda(y)`` = row ``y`` of a user matrix, for example a term-frequency
@@ -132,15 +133,15 @@ class MultiClassStructure(Structure):
         return idx.astype(np.int64), x[idx]
 
     def _class_scores(self, w, x):
-        W = self._weight_matrix(w)
+        WT = self._weight_matrix(w)
         idx, val = self._x_entries(x)
-        return self.class_vectors @ (W[:, idx] @ val)
+        return self.class_vectors @ (val @ WT[idx])
 
     def _weight_matrix(self, w):
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (self.n_features,):
             raise ValueError("w must have shape (%d,), got %r" % (self.n_features, w.shape))
-        return w.reshape(self.n_attributes, self.n_features_x)
+        return w.reshape(self.n_features_x, self.n_attributes)     # W.T, no copy
 
     def _check_class(self, y):
         if isinstance(y, (bool, np.bool_)) or not isinstance(y, (numbers.Integral, np.integer)):
@@ -157,8 +158,8 @@ class MultiClassStructure(Structure):
         idx, val = self._x_entries(x)
         attrs = np.flatnonzero(self.class_vectors[y])
         lam = self.class_vectors[y, attrs]
-        indices = (attrs[:, None] * self.n_features_x + idx[None, :]).ravel()
-        values = (lam[:, None] * val[None, :]).ravel()
+        indices = (idx[:, None] * self.n_attributes + attrs[None, :]).ravel()
+        values = (val[:, None] * lam[None, :]).ravel()
         return indices.astype(np.int64), values
 
     def decode(self, w, x):
@@ -199,18 +200,19 @@ class MultiClassStructure(Structure):
         The last result is remembered (with a copy of ``w``), so the learners'
         decoding and scoring of the same weights cost one matrix product.
         """
-        W = self._weight_matrix(w)
+        WT = self._weight_matrix(w)
         cached = getattr(self, "_last_scores", None)
-        if cached is not None and cached[0] is X and np.array_equal(cached[1], W):
+        if cached is not None and cached[0] is X and np.array_equal(cached[1], WT):
             return cached[2]
-        S = np.asarray(X @ np.ascontiguousarray(W.T))   # (n, n_attributes)
+        S = np.asarray(X @ WT)                          # (n, n_attributes)
         S = S if self.one_hot else S @ self.class_vectors.T
-        self._last_scores = (X, W.copy(), S)
+        self._last_scores = (X, WT.copy(), S)
         return S
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_last_scores", None)
+        state.pop("_last_transpose", None)
         return state
 
     def batch_check_outputs(self, X, Y):
@@ -258,8 +260,17 @@ class MultiClassStructure(Structure):
         P = np.bincount(cells, weights=weights.ravel(),              # P[i, Y_j[i]] += weights[j, i]
                         minlength=n * self.n_classes).reshape(n, self.n_classes)
         A = P if self.one_hot else P @ self.class_vectors      # (n, n_attributes)
-        WT = np.asarray(X.T @ A)                                # (n_features_x, n_attributes)
-        return np.ascontiguousarray(WT.T).ravel()
+        if sp.issparse(X):
+            # X.T as CSR, built once per data set: a row-major transpose makes
+            # the product about twice as fast as scipy's CSC kernel
+            cached = getattr(self, "_last_transpose", None)
+            if cached is None or cached[0] is not X:
+                cached = (X, X.T.tocsr())
+                self._last_transpose = cached
+            WT = np.asarray(cached[1] @ A)                       # (n_features_x, n_attributes)
+        else:
+            WT = X.T @ A
+        return np.ascontiguousarray(WT).ravel()
 
     # -- kernelised form -----------------------------------------------------
     def output_kernel(self):

@@ -256,7 +256,7 @@ def numpy_multiclass_perceptron(X, y, n_classes, epochs, average, order_fn):
             count += 1
         if mistakes == 0:
             break
-    return (total / count if average else W).ravel()
+    return (total / count if average else W).T.ravel()    # the structure stores W.T
 
 
 @pytest.mark.parametrize("average", [True, False])
@@ -286,7 +286,7 @@ def test_taxonomy_decoding_equals_exhaustive_path_scoring():
     s = TaxonomyStructure(5, paths)
     rng = np.random.default_rng(0)
     node_w = {node: rng.normal(size=5) for node in s.nodes}
-    w = np.concatenate([node_w[node] for node in s.nodes])
+    w = np.stack([node_w[node] for node in s.nodes], axis=1).ravel()   # W.T row-major
     for _ in range(20):
         x = rng.normal(size=5)
         y = int(rng.integers(len(paths)))
