@@ -121,8 +121,10 @@ def run(quick, data_dir):
         "discriminative CKY (avg. perceptron, %d epochs, train <= %d words)"
         % (epochs, max_words), "ptb_wsj_sample test", None, None, fit_s + pred_s,
         linclass_quality=_f1_string(res),
-        note="%d training trees, %d features; fit %.1fs, parse %.1fs"
-             % (len(subset), model.structure_.n_features, fit_s, pred_s)))
+        note="%d training trees, %d features; fit %.1fs, parse %.1fs; %d test sentences "
+             "without parse under the training grammar (counted with no brackets)"
+             % (len(subset), model.structure_.n_features, fit_s, pred_s,
+                sum(p is None for p in parsed))))
     return rows
 
 

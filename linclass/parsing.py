@@ -48,6 +48,7 @@ import numpy as np
 from ._validation import check_is_fitted, check_positive
 from .base import BaseEstimator
 from .datasets.trees import Tree
+from .structured.grammar import NoParseError as _NoParse
 from .structured.grammar import (NODE_BINARY, NODE_LEXICAL, NODE_ROOT, NODE_UNARY,
                                  CompiledGrammar, GrammarStructure, cnf_tree_nodes,
                                  nodes_to_tree, signature_backoffs, word_signature)
@@ -718,11 +719,20 @@ class DiscriminativeParser(BaseEstimator):
         return self
 
     def predict(self, X, *, cnf=False):
-        """Best trees of sentences ``X`` (debinarized unless ``cnf``)."""
+        """Best trees of sentences ``X`` (debinarized unless ``cnf``).
+
+        A sentence that the grammar read off the training trees cannot cover
+        (a rule or a tag it would need was never seen) gets None.
+        """
         check_is_fitted(self, "coef_")
         out = []
         for x in X:
-            tree = self.structure_.decode(self.coef_, x)
+            px = self.structure_.prepare(x)
+            try:
+                tree = self.structure_.decode(self.coef_, px)
+            except _NoParse:
+                out.append(None)
+                continue
             out.append(tree if cnf else debinarize(tree))
         return out
 

@@ -57,7 +57,7 @@ from .._core._cky import cky_viterbi
 from ..datasets.trees import Tree
 from .base import Structure
 
-__all__ = ["GrammarStructure", "CompiledGrammar", "word_signature", "signature_backoffs",
+__all__ = ["GrammarStructure", "NoParseError", "CompiledGrammar", "word_signature", "signature_backoffs",
            "cnf_tree_nodes"]
 
 NODE_ROOT, NODE_UNARY, NODE_BINARY, NODE_LEXICAL = 0, 1, 2, 3
@@ -351,6 +351,10 @@ def nodes_to_tree(nodes, symbols, words, *, root_label, unary_expand=None):
 
 # ------------------------------------------------------------- inputs --
 
+class NoParseError(ValueError):
+    """No tree of the grammar covers the sentence."""
+
+
 class ParserInput:
     """A sentence prepared for :class:`GrammarStructure`: words, candidate
     (position, tag) pairs and their feature indices (-1: no such feature)."""
@@ -561,7 +565,7 @@ class GrammarStructure(Structure):
         w, b, u, root = self._scores(w)
         score, nodes = self.grammar.viterbi(self._lexical(w, px), b, u, root, gold=gold)
         if not nodes.shape[0]:
-            raise ValueError("no parse of %r under the grammar" % (" ".join(px.words),))
+            raise NoParseError("no parse of %r under the grammar" % (" ".join(px.words),))
         return nodes_to_tree(nodes, self.symbols, px.words, root_label=self.root_label)
 
     # -- protocol -----------------------------------------------------------------
