@@ -49,9 +49,8 @@ from ._validation import check_is_fitted, check_positive
 from .base import BaseEstimator
 from .datasets.trees import Tree
 from .structured.grammar import NoParseError as _NoParse
-from .structured.grammar import (NODE_BINARY, NODE_LEXICAL, NODE_ROOT, NODE_UNARY,
-                                 CompiledGrammar, GrammarStructure, cnf_tree_nodes,
-                                 nodes_to_tree, signature_backoffs, word_signature)
+from .structured.grammar import (CompiledGrammar, GrammarStructure, nodes_to_tree,
+                                 signature_backoffs, word_signature)
 
 __all__ = ["PCFG", "DiscriminativeParser", "treebank_to_cnf", "debinarize",
            "word_signature"]

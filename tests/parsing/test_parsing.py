@@ -3,7 +3,6 @@
 References: brute-force enumeration of every tree of a toy grammar, NLTK's
 ``ViterbiParser`` on the same PCFG, hand-built trees.
 """
-import itertools
 import math
 import pickle
 
