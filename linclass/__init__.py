@@ -21,6 +21,8 @@ _MODELS = {
     "MultiClassSVM": "multiclass_svm",
     "FeatureTemplate": "features",
     "RankSVM": "ranking",
+    "PCFG": "parsing",
+    "DiscriminativeParser": "parsing",
 }
 
 __all__ = ["__version__", "load", "ConvergenceWarning", "DataFormatError",
