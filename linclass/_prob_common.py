@@ -78,3 +78,15 @@ def log_softmax(scores):
     if impossible.any():                       # no evidence for any class: uniform
         out[impossible] = -np.log(scores.shape[1])
     return out
+
+
+class CheckedScoreMixin:
+    """``score`` that refuses labels the model never saw (before ClassifierMixin)."""
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy; a label of ``y`` not in ``classes_`` raises ``ValueError``."""
+        from ._validation import check_is_fitted
+        check_is_fitted(self, "classes_")
+        y = check_target(y)
+        encode_labels(y, np.sort(self.classes_))
+        return super().score(X, y, sample_weight=sample_weight)

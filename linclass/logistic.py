@@ -46,7 +46,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from ._core import _logistic
-from ._prob_common import check_classification_target, class_weight_vector, log_softmax
+from ._prob_common import CheckedScoreMixin, check_classification_target, class_weight_vector, log_softmax
 from ._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                           check_sample_weight)
 from .base import BaseEstimator, ClassifierMixin
@@ -202,7 +202,7 @@ def _truncated_cg(hess_vec, g, delta):
     return s, r
 
 
-class LogisticRegression(ClassifierMixin, BaseEstimator):
+class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     """Binary and multinomial logistic regression (MAP under a Gaussian or Laplace prior).
 
     Parameters

@@ -35,7 +35,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._prob_common import check_classification_target, log_softmax
+from ._prob_common import CheckedScoreMixin, check_classification_target, log_softmax
 from ._validation import (check_array, check_is_fitted, check_n_features, check_sample_weight,
                           check_target, encode_labels)
 from .base import BaseEstimator, ClassifierMixin
@@ -43,7 +43,7 @@ from .base import BaseEstimator, ClassifierMixin
 __all__ = ["MultinomialNB", "BernoulliNB"]
 
 
-class _BaseDiscreteNB(ClassifierMixin, BaseEstimator):
+class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     """Counting, smoothing, priors and log-space prediction shared by both models."""
 
     _n_values_per_feature = None     # V of the Laplace rule (set by subclasses)
