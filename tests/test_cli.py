@@ -18,7 +18,7 @@ def conll_files(tmp_path_factory):
         [("The", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("sees", "VBZ", "B-VP"),
          ("a", "DT", "B-NP"), ("cat", "NN", "I-NP"), (".", ".", "O")],
     ] * 10
-    text = "\n\n".join("\n".join(" ".join(r) for r in s) for s in sents) + "\n"
+    text = "".join("\n".join(" ".join(r) for r in s) + "\n\n" for s in sents)
     train = d / "train.txt.gz"
     with gzip.open(train, "wt") as fh:
         fh.write(text)

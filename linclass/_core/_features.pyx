@@ -1,0 +1,498 @@
+"""Template features compiled to integer ids: exact integer keys in an open-addressing table.
+
+A feature of a template is identified by an exact integer key
+``(template index, v_1, ..., v_a)`` where ``v_j`` is the id (or, in hashing
+mode, a stable 64-bit hash) of the value of the template's ``j``-th atom at
+its offset, or a boundary sentinel.  :class:`KeyTable` maps keys to feature
+ids in first-occurrence order; :func:`extract_features`
+runs the templates over a whole corpus under one ``with nogil:`` block and
+writes a canonical CSR matrix (sorted indices, duplicates summed).
+
+The Python layer (:mod:`linclass.features.templates`) validates every array
+and builds the per-token value table; nothing here checks bounds.
+"""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy
+
+import numpy as np
+
+# Widest key: template index + up to MAX_ARITY atom values.
+cdef enum:
+    MAX_WIDTH = 16
+# Largest number of distinct keys (ids are int32).
+cdef Py_ssize_t MAX_KEYS = 2147483647
+MAX_ARITY = MAX_WIDTH - 1
+
+# Kinds of template items (must agree with linclass.features.templates).
+KIND_CONJUNCTION = 0
+KIND_BOS = 1
+KIND_EOS = 2
+cdef enum:
+    _CONJ = 0
+    _BOS = 1
+    _EOS = 2
+
+# Sentinel values an atom takes outside the sentence (boundary="pad").
+BEFORE_START = -1
+AFTER_END = -2
+# Value of a type unseen during fit (transform only): no stored key holds it.
+UNKNOWN_VALUE = -3
+
+
+cdef inline uint64_t _fmix64(uint64_t h) noexcept nogil:
+    # MurmurHash3's 64-bit finaliser: every input bit affects every output bit.
+    h ^= h >> 33
+    h *= 0xff51afd7ed558ccdULL
+    h ^= h >> 33
+    h *= 0xc4ceb9fe1a85ec53ULL
+    h ^= h >> 33
+    return h
+
+
+# Odd 64-bit multipliers of the multilinear key hash (digits of pi and e, made odd).
+cdef uint64_t[16] _MULTIPLIERS
+_MULTIPLIERS[:] = [
+    0x243f6a8885a308d3ULL, 0x13198a2e03707345ULL, 0xa4093822299f31d1ULL, 0x082efa98ec4e6c89ULL,
+    0x452821e638d01377ULL, 0xbe5466cf34e90c6dULL, 0xc0ac29b7c97c50ddULL, 0x3f84d5b5b5470917ULL,
+    0x9216d5d98979fb1bULL, 0xd1310ba698dfb5adULL, 0x2ffd72dbd01adfb7ULL, 0xb8e1afed6a267e97ULL,
+    0xba7c9045f12c7f99ULL, 0x24a19947b3916cf7ULL, 0x0801f2e2858efc17ULL, 0x636920d871574e69ULL]
+
+
+cdef inline uint64_t _hash_key(const int64_t* key, Py_ssize_t width) noexcept nogil:
+    # multilinear hash sum_j (key[j] + j + 1) * M_j (independent multiplies: short
+    # dependency chain) followed by MurmurHash3's finaliser
+    cdef uint64_t h = 0
+    cdef Py_ssize_t j
+    for j in range(width):
+        h += (<uint64_t>key[j] + <uint64_t>(j + 1)) * _MULTIPLIERS[j]
+    return _fmix64(h)
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINCLASS_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define LINCLASS_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void prefetch "LINCLASS_PREFETCH"(const void* p) noexcept nogil
+
+
+ctypedef struct Slot:
+    uint32_t tag        # high 32 bits of the key's hash (valid when id >= 0)
+    int32_t id          # -1 = empty
+
+
+cdef class KeyTable:
+    """Open-addressing (linear probing) map from fixed-width integer keys to ids 0, 1, 2, ...
+
+    Ids are assigned in insertion order; keys are stored densely in id order
+    (``keys_array()`` row ``i`` is the key of id ``i``).  Key words must fit
+    in int32 (value ids and sentinels do).  The first key word selects one of
+    ``n_parts`` slot arrays (one per template), so the many lookups of
+    templates with few distinct keys (POS n-grams) stay in cache while word
+    conjunctions get their own large array.  A slot is 8 bytes (hash tag +
+    id); each slot array is kept at most half full.  Occurrences are not
+    counted here (one more random memory access per lookup): in fit they are
+    the column counts of the output matrix.
+    """
+    cdef readonly Py_ssize_t width
+    cdef readonly Py_ssize_t n_parts
+    cdef Py_ssize_t n_keys
+    cdef Py_ssize_t key_capacity
+    cdef int32_t* keys          # key_capacity * width
+    cdef uint64_t* hashes       # key_capacity (used when a slot array grows)
+    cdef Slot** part_slots      # n_parts arrays of part_mask[p] + 1 slots
+    cdef uint64_t* part_mask
+    cdef Py_ssize_t* part_keys  # number of keys in each part
+
+    def __cinit__(self, Py_ssize_t width, Py_ssize_t n_parts, Py_ssize_t capacity=1024):
+        if width < 1 or width > MAX_WIDTH:
+            raise ValueError("key width must be in 1..%d, got %d" % (MAX_WIDTH, width))
+        if n_parts < 1:
+            raise ValueError("n_parts must be >= 1, got %d" % n_parts)
+        if capacity > MAX_KEYS:
+            raise ValueError("capacity %d exceeds %d keys" % (capacity, MAX_KEYS))
+        self.width = width
+        self.n_parts = n_parts
+        self.n_keys = 0
+        self.key_capacity = max(capacity, 16)
+        self.keys = <int32_t*> malloc(self.key_capacity * width * sizeof(int32_t))
+        self.hashes = <uint64_t*> malloc(self.key_capacity * sizeof(uint64_t))
+        self.part_slots = <Slot**> calloc(n_parts, sizeof(Slot*))
+        self.part_mask = <uint64_t*> malloc(n_parts * sizeof(uint64_t))
+        self.part_keys = <Py_ssize_t*> malloc(n_parts * sizeof(Py_ssize_t))
+        if not (self.keys and self.hashes and self.part_slots and self.part_mask
+                and self.part_keys):
+            raise MemoryError("cannot allocate a feature table of %d keys" % capacity)
+        cdef Py_ssize_t p, i
+        for p in range(n_parts):
+            self.part_slots[p] = <Slot*> malloc(64 * sizeof(Slot))
+            if self.part_slots[p] == NULL:
+                raise MemoryError("cannot allocate a feature table")
+            self.part_mask[p] = 63
+            self.part_keys[p] = 0
+            for i in range(64):
+                self.part_slots[p][i].id = -1
+
+    def __dealloc__(self):
+        cdef Py_ssize_t p
+        if self.part_slots != NULL:
+            for p in range(self.n_parts):
+                free(self.part_slots[p])
+        free(self.part_slots)
+        free(self.part_mask)
+        free(self.part_keys)
+        free(self.keys)
+        free(self.hashes)
+
+    def __len__(self):
+        return self.n_keys
+
+    cdef inline const Slot* slot_address(self, const int64_t* key, uint64_t h) noexcept nogil:
+        """Where the probe for ``key`` starts (for prefetching)."""
+        return &self.part_slots[key[0]][h & self.part_mask[key[0]]]
+
+    cdef inline bint _same(self, int32_t fid, const int64_t* key) noexcept nogil:
+        cdef const int32_t* stored = &self.keys[<Py_ssize_t>fid * self.width]
+        cdef Py_ssize_t j
+        for j in range(self.width):
+            if stored[j] != key[j]:
+                return False
+        return True
+
+    cdef inline int64_t lookup(self, const int64_t* key, uint64_t h) noexcept nogil:
+        """Id of ``key`` (whose hash is ``h``), or -1 when absent."""
+        cdef Slot* slots = self.part_slots[key[0]]
+        cdef uint64_t mask = self.part_mask[key[0]]
+        cdef uint64_t pos = h & mask
+        cdef uint32_t tag = <uint32_t>(h >> 32)
+        cdef int32_t fid
+        while True:
+            fid = slots[pos].id
+            if fid < 0:
+                return -1
+            if slots[pos].tag == tag and self._same(fid, key):
+                return fid
+            pos = (pos + 1) & mask
+
+    cdef int _grow_keys(self) noexcept nogil:
+        """Double the key storage; 0 on success, -1 out of memory."""
+        cdef Py_ssize_t new_capacity = 2 * self.key_capacity
+        cdef int32_t* keys = <int32_t*> realloc(self.keys, new_capacity * self.width * sizeof(int32_t))
+        if keys == NULL:
+            return -1
+        self.keys = keys
+        cdef uint64_t* hashes = <uint64_t*> realloc(self.hashes, new_capacity * sizeof(uint64_t))
+        if hashes == NULL:
+            return -1
+        self.hashes = hashes
+        self.key_capacity = new_capacity
+        return 0
+
+    cdef int _grow_part(self, Py_ssize_t part) noexcept nogil:
+        """Double the slot array of one part; 0 on success, -1 out of memory."""
+        cdef Slot* old = self.part_slots[part]
+        cdef uint64_t old_n = self.part_mask[part] + 1
+        cdef uint64_t mask = 2 * old_n - 1
+        cdef Slot* slots = <Slot*> malloc(2 * old_n * sizeof(Slot))
+        if slots == NULL:
+            return -1
+        cdef uint64_t i, pos
+        cdef int32_t fid
+        for i in range(2 * old_n):
+            slots[i].id = -1
+        for i in range(old_n):                        # reinsert from the stored hashes
+            fid = old[i].id
+            if fid < 0:
+                continue
+            pos = self.hashes[fid] & mask
+            while slots[pos].id >= 0:
+                pos = (pos + 1) & mask
+            slots[pos] = old[i]
+        free(old)
+        self.part_slots[part] = slots
+        self.part_mask[part] = mask
+        return 0
+
+    cdef inline int64_t insert(self, const int64_t* key, uint64_t h) noexcept nogil:
+        """Id of ``key``, adding it as the next id if absent.
+
+        Returns -2 when memory runs out or the table is full (MAX_KEYS).
+        """
+        cdef Py_ssize_t part = key[0]
+        cdef int64_t fid = self.lookup(key, h)
+        cdef Py_ssize_t j, new_id
+        cdef uint64_t pos, mask
+        if fid >= 0:
+            return fid
+        if self.n_keys >= MAX_KEYS:
+            return -2
+        if self.n_keys >= self.key_capacity and self._grow_keys() != 0:
+            return -2
+        if 2 * (self.part_keys[part] + 1) > <Py_ssize_t>(self.part_mask[part] + 1):
+            if self._grow_part(part) != 0:
+                return -2
+        mask = self.part_mask[part]
+        pos = h & mask
+        while self.part_slots[part][pos].id >= 0:
+            pos = (pos + 1) & mask
+        new_id = self.n_keys
+        for j in range(self.width):
+            self.keys[new_id * self.width + j] = <int32_t>key[j]
+        self.hashes[new_id] = h
+        self.part_slots[part][pos].id = <int32_t>new_id
+        self.part_slots[part][pos].tag = <uint32_t>(h >> 32)
+        self.part_keys[part] = self.part_keys[part] + 1
+        self.n_keys = new_id + 1
+        return new_id
+
+    def add_keys(self, const int64_t[:, ::1] keys not None):
+        """Insert the rows of ``keys`` (n_keys, width) in order.
+
+        Used to rebuild a table from saved keys; raises ValueError if a key
+        repeats (the saved ids would not be reproduced) or a word leaves int32.
+        """
+        if keys.shape[1] != self.width:
+            raise ValueError("keys must have shape (n, %d)" % self.width)
+        arr = np.asarray(keys)
+        if arr.size and (arr.min() < -2**31 or arr.max() >= 2**31):
+            raise ValueError("feature keys must fit in int32")
+        if arr.size and (arr[:, 0].min() < 0 or arr[:, 0].max() >= self.n_parts):
+            raise ValueError("the first key word (template index) must be in 0..%d"
+                             % (self.n_parts - 1))
+        cdef Py_ssize_t i = 0, n = keys.shape[0], start = self.n_keys
+        cdef int64_t fid
+        cdef int status = 0
+        with nogil:
+            for i in range(n):
+                fid = self.insert(&keys[i, 0], _hash_key(&keys[i, 0], self.width))
+                if fid == -2:
+                    status = -2
+                    break
+                if fid != start + i:
+                    status = -1
+                    break
+        if status == -2:
+            raise MemoryError("out of memory while building the feature table")
+        if status == -1:
+            raise ValueError("duplicate key at row %d of the saved feature keys" % i)
+
+    def keys_array(self):
+        """Copy of the stored keys, shape (n_keys, width), row i = key of id i (int64)."""
+        out = np.empty((self.n_keys, self.width), dtype=np.int32)
+        cdef int32_t[:, ::1] o = out
+        if self.n_keys:
+            memcpy(&o[0, 0], self.keys, self.n_keys * self.width * sizeof(int32_t))
+        return out.astype(np.int64)
+
+    def hash_keys(self, const int64_t[:, ::1] keys not None):
+        """64-bit hashes of key rows (the function the table and the hashing mode use)."""
+        if keys.shape[1] != self.width:
+            raise ValueError("keys must have %d columns" % self.width)
+        out = np.empty(keys.shape[0], dtype=np.uint64)
+        cdef uint64_t[::1] o = out
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(keys.shape[0]):
+                o[i] = _hash_key(&keys[i, 0], self.width)
+        return out
+
+
+cdef inline Py_ssize_t _sort_merge_row(int32_t* idx, double* val, Py_ssize_t n) noexcept nogil:
+    """Sort idx[0:n] (insertion sort: rows are short) and write unique ids with their
+    multiplicities to idx/val; returns the number of unique ids."""
+    cdef Py_ssize_t i, j, m
+    cdef int32_t key_i
+    for i in range(1, n):
+        key_i = idx[i]
+        j = i - 1
+        while j >= 0 and idx[j] > key_i:
+            idx[j + 1] = idx[j]
+            j -= 1
+        idx[j + 1] = key_i
+    if n == 0:
+        return 0
+    m = 0
+    val[0] = 1.0
+    for i in range(1, n):                      # np.unique(idx, return_counts=True)
+        if idx[i] == idx[m]:
+            val[m] += 1.0
+        else:
+            m += 1
+            idx[m] = idx[i]
+            val[m] = 1.0
+    return m + 1
+
+
+cdef int _extract(const int64_t[:, ::1] values,
+                  const int64_t[::1] sentence_ptr,
+                  const int32_t[::1] kind,
+                  const int32_t[::1] atom_ptr,
+                  const int32_t[::1] atom_space,
+                  const int32_t[::1] atom_offset,
+                  bint pad,
+                  KeyTable table,
+                  bint insert,
+                  uint64_t n_hash,
+                  Py_ssize_t width,
+                  int32_t[::1] indptr,
+                  int32_t[::1] indices,
+                  double[::1] data) noexcept nogil:
+    """Features of every token; 0 on success, -2 when memory runs out.
+
+    values : (n_spaces, n_tokens) value id of each derived column at each token
+    sentence_ptr : (n_sentences + 1,) token offsets of the sentences
+    kind, atom_ptr : (n_templates,), (n_templates + 1,) template kinds and atom ranges
+    atom_space, atom_offset : (n_atoms,) derived column and offset of each atom
+    indptr : (n_tokens + 1,) out; indices, data : (n_tokens * n_templates,) out
+
+    Per token, the keys of all templates are formed and their table slots
+    prefetched first, then looked up in template order (so ids still follow
+    first occurrence): the lookups' cache misses overlap.
+    """
+    cdef Py_ssize_t n_sentences = sentence_ptr.shape[0] - 1
+    cdef Py_ssize_t n_templates = kind.shape[0]
+    cdef Py_ssize_t s, t, k, a, j, p, start, end, row_start, arity, n_keys
+    cdef Py_ssize_t pos = 0
+    cdef int64_t v, fid
+    cdef bint complete
+    cdef int64_t* keys = <int64_t*> malloc((n_templates + 1) * width * sizeof(int64_t))
+    cdef uint64_t* hashes = <uint64_t*> malloc((n_templates + 1) * sizeof(uint64_t))
+    if keys == NULL or hashes == NULL:
+        free(keys)
+        free(hashes)
+        return -2
+    cdef int64_t* key
+    indptr[0] = 0
+    for s in range(n_sentences):
+        start = sentence_ptr[s]
+        end = sentence_ptr[s + 1]
+        for t in range(start, end):
+            n_keys = 0
+            for k in range(n_templates):
+                if kind[k] == _BOS and t != start:
+                    continue
+                if kind[k] == _EOS and t != end - 1:
+                    continue
+                key = &keys[n_keys * width]
+                key[0] = k
+                complete = True
+                arity = atom_ptr[k + 1] - atom_ptr[k]
+                for a in range(atom_ptr[k], atom_ptr[k + 1]):
+                    p = t + atom_offset[a]
+                    if p < start:
+                        if not pad:
+                            complete = False
+                            break
+                        v = -1                              # BEFORE_START
+                    elif p >= end:
+                        if not pad:
+                            complete = False
+                            break
+                        v = -2                              # AFTER_END
+                    else:
+                        v = values[atom_space[a], p]
+                    key[1 + a - atom_ptr[k]] = v
+                if not complete:                          # CRFsuite omits the feature
+                    continue
+                for j in range(1 + arity, width):
+                    key[j] = 0
+                hashes[n_keys] = _hash_key(key, width)
+                if n_hash == 0:
+                    prefetch(table.slot_address(key, hashes[n_keys]))
+                n_keys += 1
+            row_start = pos
+            for j in range(n_keys):
+                if n_hash > 0:
+                    fid = <int64_t>(hashes[j] % n_hash)    # hashing trick
+                elif insert:
+                    fid = table.insert(&keys[j * width], hashes[j])
+                    if fid < 0:
+                        free(keys)
+                        free(hashes)
+                        return -2
+                else:
+                    fid = table.lookup(&keys[j * width], hashes[j])
+                    if fid < 0:                           # unseen in fit: dropped
+                        continue
+                indices[pos] = <int32_t>fid
+                pos += 1
+            pos = row_start + _sort_merge_row(&indices[row_start], &data[row_start],
+                                              pos - row_start)
+            indptr[t + 1] = <int32_t>pos
+    free(keys)
+    free(hashes)
+    return 0
+
+
+def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_offset,
+                     bint pad, KeyTable table=None, bint insert=False, n_hash=0):
+    """Run compiled templates over a corpus; returns ``(indptr, indices, data)`` of a CSR matrix.
+
+    Parameters (all validated by the caller, keyword-only)
+    ----------
+    values : int64 array (n_spaces, n_tokens)
+    sentence_ptr : int64 array (n_sentences + 1,), non-decreasing, last = n_tokens
+    kind : int32 array (n_templates,) of KIND_* ; atom_ptr : int32 (n_templates + 1,)
+    atom_space, atom_offset : int32 arrays (n_atoms,), spaces in range
+    pad : bool
+        Out-of-sentence atoms take BEFORE_START/AFTER_END instead of dropping the feature.
+    table : KeyTable or None
+        Required unless ``n_hash > 0``; built as ``KeyTable(width, n_parts)``
+        with ``n_parts >= n_templates`` (one slot array per template); its
+        width fixes the key width.
+    insert : bool
+        Add unseen keys to ``table`` (fit) instead of dropping them (transform).
+    n_hash : int
+        > 0: feature id = key hash modulo ``n_hash``; no table.
+    """
+    cdef const int64_t[:, ::1] vals = values
+    cdef const int64_t[::1] sptr = sentence_ptr
+    cdef const int32_t[::1] knd = kind
+    cdef const int32_t[::1] aptr = atom_ptr
+    cdef const int32_t[::1] aspace = atom_space
+    cdef const int32_t[::1] aoff = atom_offset
+    cdef Py_ssize_t n_templates = knd.shape[0]
+    cdef Py_ssize_t n_tokens = vals.shape[1]
+    cdef uint64_t nh = n_hash
+    cdef Py_ssize_t width
+    if aptr.shape[0] != n_templates + 1 or aspace.shape[0] != aoff.shape[0]:
+        raise ValueError("inconsistent template arrays")
+    if sptr.shape[0] < 1 or sptr[sptr.shape[0] - 1] != n_tokens:
+        raise ValueError("sentence_ptr must end at n_tokens")
+    if n_tokens * n_templates > np.iinfo(np.int32).max:
+        raise ValueError("%d tokens x %d templates exceed the int32 index range of a "
+                         "CSR matrix; transform the sentences in smaller batches"
+                         % (n_tokens, n_templates))
+    width = 1
+    for k in range(n_templates):
+        width = max(width, 1 + aptr[k + 1] - aptr[k])
+    if nh == 0:
+        if table is None:
+            raise ValueError("a KeyTable is required unless n_hash > 0")
+        if table.width < width:
+            raise ValueError("table width %d < widest key %d" % (table.width, width))
+        if table.n_parts < n_templates:
+            raise ValueError("table has %d parts for %d templates" % (table.n_parts, n_templates))
+        width = table.width
+    elif width > MAX_WIDTH:
+        raise ValueError("templates have more than %d atoms" % (MAX_WIDTH - 1))
+    indptr = np.zeros(n_tokens + 1, dtype=np.int32)
+    indices = np.empty(max(n_tokens * n_templates, 1), dtype=np.int32)
+    data = np.empty(max(n_tokens * n_templates, 1), dtype=np.float64)
+    cdef int32_t[::1] iptr = indptr
+    cdef int32_t[::1] ind = indices
+    cdef double[::1] dat = data
+    cdef int status
+    with nogil:
+        status = _extract(vals, sptr, knd, aptr, aspace, aoff, pad, table, insert, nh,
+                          width, iptr, ind, dat)
+    if status == -2:
+        raise MemoryError("out of memory while growing the feature table")
+    nnz = int(indptr[n_tokens])
+    if 2 * nnz < indices.shape[0]:          # do not keep a mostly unused buffer alive
+        return indptr, indices[:nnz].copy(), data[:nnz].copy()
+    return indptr, indices[:nnz], data[:nnz]

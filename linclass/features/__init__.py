@@ -1,0 +1,13 @@
+"""Feature maps: templates that turn tokens into integer feature ids.
+
+* :class:`FeatureTemplate` -- sentences (token columns, or python-crfsuite
+  feature dicts) -> ``(X, lengths)``, a CSR matrix with one row per token;
+* :func:`parse_template` -- the template mini-language;
+* :data:`CRFSUITE_CHUNKING`, :data:`POS_TEMPLATE`, :data:`CONLL2002_NER` --
+  predefined templates.
+"""
+from .templates import (CONLL2002_NER, CRFSUITE_CHUNKING, POS_TEMPLATE, Atom,
+                        FeatureTemplate, TemplateItem, parse_template)
+
+__all__ = ["FeatureTemplate", "parse_template", "TemplateItem", "Atom",
+           "CRFSUITE_CHUNKING", "POS_TEMPLATE", "CONLL2002_NER"]
