@@ -17,6 +17,8 @@ def check_classification_target(y, n_samples, *, min_classes=2):
     Raises ``ValueError`` for continuous targets (floats that are not whole
     numbers: "Unknown label type") and for fewer than ``min_classes`` classes.
     """
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = check_target(y, n_samples)
     if y.dtype.kind == "f" and y.size and np.any(y != np.round(y)):
         raise ValueError("Unknown label type: continuous values in y (first %r); "

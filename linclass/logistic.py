@@ -307,7 +307,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         weights = np.ascontiguousarray(weights)
         scale = weights.sum()
         if scale <= 0:
-            raise ValueError("sample_weight (times class_weight) sums to 0: nothing to fit")
+            raise ValueError("sample weights (times class weights) are all zero: nothing to fit")
 
         n_out = 1 if binary else n_classes
         fi = bool(self.fit_intercept)

@@ -46,6 +46,12 @@ __all__ = ["MultinomialNB", "BernoulliNB"]
 class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     """Counting, smoothing, priors and log-space prediction shared by both models."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # count models on Gaussian blobs: scikit-learn's accuracy bar does not apply
+        tags.classifier_tags.poor_score = True
+        return tags
+
     _n_values_per_feature = None     # V of the Laplace rule (set by subclasses)
 
     # -- input -------------------------------------------------------------
@@ -80,6 +86,8 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         X = self._prepare_X(X)
         classes, codes = check_classification_target(y, X.shape[0], min_classes=1)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        if not sample_weight.any():
+            raise ValueError("sample weights are all zero: there is nothing to count")
         self._reset(classes, X.shape[1])
         self._count(X, codes, sample_weight)
         self._update_parameters()
@@ -231,8 +239,8 @@ class MultinomialNB(_BaseDiscreteNB):
         X = check_array(X)
         values = X.data if sp.issparse(X) else X
         if values.size and values.min() < 0:
-            raise ValueError("MultinomialNB needs non-negative feature counts; X has "
-                             "negative values (min %g)" % values.min())
+            raise ValueError("Negative values in data passed to MultinomialNB: it needs "
+                             "non-negative feature counts (min %g)" % values.min())
         return X
 
     def _update_parameters(self):
