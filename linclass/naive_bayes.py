@@ -84,7 +84,7 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         X = self._prepare_X(X)
-        classes, codes = check_classification_target(y, X.shape[0], min_classes=1)
+        classes, codes = check_classification_target(y, X.shape[0])
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         if not sample_weight.any():
             raise ValueError("sample weights are all zero: there is nothing to count")
@@ -111,6 +111,8 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError("classes must be given on the first call to partial_fit "
                                  "(every label the data stream will contain)")
             classes = np.unique(np.asarray(classes))
+            if len(classes) < 2:
+                raise ValueError("classes has only one class; naive Bayes needs at least 2")
             self._reset(classes, X.shape[1])
         else:
             check_n_features(X, self.n_features_in_)
