@@ -103,6 +103,10 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         ``sum(sample_weight)``.
     correction_feature : bool or None, default=None
         Add ``C - sum_j f_j(x, y)``; None: True for GIS, False otherwise.
+    gis_constant : float or None, default=None
+        The constant C of GIS and of the correction feature; None: the largest
+        feature total ``sum_j f_j(x, y)`` in training (the tightest valid one).
+        NLTK's ``GISEncoding`` uses the number of attribute names + 1.
     feature_function : callable or None
         ``feature_function(x, label) -> {name: value}`` (input kind 3).
     classes : array-like or None
@@ -138,12 +142,14 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, algorithm="lbfgs", *, prior_variance=None, max_iter=100, tol=1e-7,
-                 correction_feature=None, feature_function=None, classes=None, verbose=0):
+                 correction_feature=None, gis_constant=None, feature_function=None,
+                 classes=None, verbose=0):
         self.algorithm = algorithm
         self.prior_variance = prior_variance
         self.max_iter = max_iter
         self.tol = tol
         self.correction_feature = correction_feature
+        self.gis_constant = gis_constant
         self.feature_function = feature_function
         self.classes = classes
         self.verbose = verbose
@@ -325,6 +331,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         check_positive(self.tol, "tol", strict=False)
         if self.correction_feature not in (None, True, False):
             raise ValueError("correction_feature must be None, True or False")
+        if self.gis_constant is not None:
+            check_positive(self.gis_constant, "gis_constant")
 
     def fit(self, X, y, sample_weight=None):
         """Fit the weights with the chosen trainer.
@@ -363,11 +371,17 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         correction = (self.algorithm == "gis") if self.correction_feature is None \
             else self.correction_feature
         self.correction_ = None
+        totals = np.asarray(F.sum(axis=1)).ravel()
+        C = float(totals.max())
+        if self.gis_constant is not None:
+            if self.gis_constant < C:
+                raise ValueError("gis_constant=%g is below the largest feature total %g"
+                                 % (self.gis_constant, C))
+            C = float(self.gis_constant)
+        self._gis_constant = C
         if correction:
             if F.nnz and F.data.min() < 0:
                 raise ValueError("the correction feature needs non-negative feature values")
-            totals = np.asarray(F.sum(axis=1)).ravel()
-            C = float(totals.max())
             extra = sp.csr_matrix((C - totals)[:, None])
             F = self._canonical(sp.hstack([F, extra], format="csr"), F.shape[0], F.shape[1] + 1)
             self.correction_ = (C, 0.0)
@@ -420,7 +434,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         iteration."""
         totals = np.asarray(F.sum(axis=1)).ravel()
         if self.algorithm == "gis":
-            nf_values = np.array([totals.max()])
+            nf_values = np.array([self._gis_constant])
             nf_index = None
         else:
             nf_values, nf_index = np.unique(totals, return_inverse=True)
