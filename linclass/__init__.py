@@ -20,6 +20,7 @@ _MODELS = {
     "StructuredSVM": "structured",
     "MultiClassSVM": "multiclass_svm",
     "FeatureTemplate": "features",
+    "RankSVM": "ranking",
 }
 
 __all__ = ["__version__", "load", "ConvergenceWarning", "DataFormatError",

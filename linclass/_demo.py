@@ -57,12 +57,14 @@ def demo_pos_tagger(quick=False):
     return acc
 
 
-DEMOS = [demo_pos_tagger]
+def _demos():
+    from ._demo_ranking import demo_ranking
+    return [demo_pos_tagger, demo_ranking]
 
 
 def run_demo(quick=False):
     t0 = time.perf_counter()
-    for demo in DEMOS:
+    for demo in _demos():
         demo(quick=quick)
         print()
     print("demo finished in %.1fs" % (time.perf_counter() - t0))

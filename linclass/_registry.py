@@ -4,7 +4,8 @@ Each entry: name -> (``module:Class``, task, one-line description).  The task
 decides how ``train``/``predict``/``evaluate`` read data:
 
 * ``"sequence"`` -- CoNLL / CoNLL-U files, one label sequence per sentence;
-* ``"flat"`` -- svmlight/libsvm files, one label per row.
+* ``"flat"`` -- svmlight/libsvm files, one label per row;
+* ``"ranking"`` -- svmlight files with ``qid:``, graded relevance labels.
 
 Model families add themselves here as they land.
 """
@@ -12,6 +13,8 @@ Model families add themselves here as they land.
 MODELS = {
     "tagger": ("linclass.sequence:SequenceTagger", "sequence",
                "linear-chain tagger (averaged structured perceptron or structural SVM)"),
+    "ranksvm": ("linclass.ranking:RankSVM", "ranking",
+                "ranking SVM on pairwise preferences within queries (O(n log n) truncated Newton)"),
 }
 
 

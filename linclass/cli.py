@@ -110,19 +110,35 @@ def cmd_train(args):
         _, X, Y, label = read_sequence_data(args.train, spec)
         spec["label_column"] = label
         n_items = "%d sentences, %d tokens" % (len(X), sum(map(len, X)))
+    elif task == "ranking":
+        X, Y, qid = _read_ranking(args.train)
+        spec = {"format": "svmlight", "task": "ranking", "n_features": X.shape[1]}
+        n_items = "%d documents, %d queries, %d features" % (X.shape[0], len(set(qid)),
+                                                              X.shape[1])
     else:
         from .datasets import load_svmlight_file
         X, Y = load_svmlight_file(args.train)
         spec = {"format": "svmlight", "n_features": X.shape[1]}
         n_items = "%d samples, %d features" % X.shape
     t_read = time.perf_counter() - t0
-    model.fit(X, Y)
+    if task == "ranking":
+        model.fit(X, Y, qid=qid)
+    else:
+        model.fit(X, Y)
     t_fit = time.perf_counter() - t0 - t_read
     model.input_spec_ = spec
     model.save(args.output)
     print("trained %s on %s (%s): read %.2fs, fit %.2fs -> %s"
           % (args.model, args.train, n_items, t_read, t_fit, args.output))
     return 0
+
+
+def _read_ranking(path, n_features=None):
+    from .datasets import load_svmlight_file
+    X, y, qid = load_svmlight_file(path, n_features=n_features, query_id=True)
+    if len(qid) != X.shape[0]:
+        raise SystemExit("linclass: ranking needs 'qid:' on every line of %s" % path)
+    return X, y, qid
 
 
 def _load_for(path):
@@ -139,7 +155,11 @@ def cmd_predict(args):
     model, spec = _load_for(args.model)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
-        if spec["format"] == "svmlight":
+        if spec.get("task") == "ranking":
+            X, _, _ = _read_ranking(args.input, spec["n_features"])
+            for score in model.predict(X):
+                out.write("%.17g\n" % score)
+        elif spec["format"] == "svmlight":
             from .datasets import load_svmlight_file
             X, _ = load_svmlight_file(args.input, n_features=spec["n_features"])
             for label in model.predict(X):
@@ -163,6 +183,11 @@ def cmd_predict(args):
 def cmd_evaluate(args):
     from . import metrics
     model, spec = _load_for(args.model)
+    if spec.get("task") == "ranking":
+        from .ranking_metrics import ranking_report
+        X, y, qid = _read_ranking(args.input, spec["n_features"])
+        print(ranking_report(y, model.predict(X), qid, k=10, max_queries=args.max_queries))
+        return 0
     if spec["format"] == "svmlight":
         from .datasets import load_svmlight_file
         X, y = load_svmlight_file(args.input, n_features=spec["n_features"])
@@ -258,6 +283,8 @@ def build_parser():
                    "rules of the conlleval script; 'none' prints no chunk table)")
     p.add_argument("--plot", metavar="FILE.png", help="write a ROC curve (binary flat models; "
                    "needs the 'plot' extra)")
+    p.add_argument("--max-queries", type=int, default=20,
+                   help="ranking models: per-query rows to print (the mean covers all)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("bench", help="run the benchmark suites (source checkout only)",

@@ -254,10 +254,15 @@ class SequenceTagger(BaseEstimator):
 
     def _publish_weights(self):
         state = self._train_state
-        c = state["counter"]
         out = []
         for w, u in zip(state["weights"], state["sums"]):
-            out.append((w - u / c).astype(np.float32) if self.average else w.copy())
+            if self.average:
+                avg = np.empty_like(w)
+                _sequence.averaged_weights(w.reshape(-1), u.reshape(-1), state["counter"],
+                                           avg.reshape(-1))
+                out.append(avg)
+            else:
+                out.append(w.copy())
         self.emission_, self.transitions_, self.transitions2_, self.start_, self.stop_ = out
 
     def _fit_perceptron(self, Xf, offsets, gold, max_iter):

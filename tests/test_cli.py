@@ -66,3 +66,26 @@ def test_help_for_every_command():
     r = subprocess.run([sys.executable, "-m", "linclass", "models"], capture_output=True,
                        text=True)
     assert "tagger" in r.stdout
+
+
+def test_ranking_train_evaluate(tmp_path, capsys):
+    import numpy as np
+    from linclass.datasets import dump_svmlight_file
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4))
+    qid = np.repeat(np.arange(6), 10)
+    y = np.clip(np.round(X @ [1.0, -0.5, 0.0, 0.2] + 1.5), 0, 3)
+    path = tmp_path / "rank.svm"
+    dump_svmlight_file(X, y, path, query_id=qid)
+    model = tmp_path / "rank.npz"
+    assert main(["train", "--model", "ranksvm", str(path), "-o", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model), str(path)]) == 0
+    assert "ndcg" in capsys.readouterr().out.lower()
+    assert main(["predict", str(model), str(path)]) == 0
+    scores = np.array(capsys.readouterr().out.split(), dtype=float)
+    assert scores.shape == (60,)
+    no_qid = tmp_path / "plain.svm"
+    dump_svmlight_file(X, y, no_qid)
+    with pytest.raises(SystemExit, match="qid"):
+        main(["train", "--model", "ranksvm", str(no_qid), "-o", str(model)])

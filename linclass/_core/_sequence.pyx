@@ -24,69 +24,97 @@ from libc.string cimport memset
 import numpy as np
 
 
+cdef extern from "_viterbi_simd.h" nogil:
+    void lc_relax_f32(const float* prev, const float* trans, Py_ssize_t K,
+                      float* cur, int* back)
+
+
 # ---------------------------------------------------------------- kernels --
 
 cdef void emission_scores(const floating* W, Py_ssize_t K,
                           const int* indices, const double* data, const int* indptr,
-                          Py_ssize_t row0, Py_ssize_t n, double* E) noexcept nogil:
-    """E[t, :] = X[row0 + t] @ W for t < n   (E is n x K, overwritten)"""
+                          Py_ssize_t row0, Py_ssize_t n, floating* E) noexcept nogil:
+    """E[t, :] = X[row0 + t] @ W for t < n   (E is n x K, overwritten).
+
+    Scores are accumulated in the weights' precision (float32 when training
+    the perceptron): the K-wide inner loop then vectorises.
+    """
     cdef Py_ssize_t t, p, k
     cdef const floating* wrow
-    cdef double v
-    cdef double* erow
+    cdef floating v
+    cdef floating* erow
     for t in range(n):
         erow = E + t * K
         for k in range(K):
-            erow[k] = 0.0
+            erow[k] = 0
         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
             wrow = W + <Py_ssize_t>indices[p] * K
-            v = data[p]
+            v = <floating>data[p]
             for k in range(K):
-                erow[k] += v * wrow[k]
+                erow[k] += v * wrow[k]            # E[t] += x[t, f] * W[f]
 
 
-cdef void add_hamming(double* E, Py_ssize_t n, Py_ssize_t K, const int* gold,
+cdef void add_hamming(floating* E, Py_ssize_t n, Py_ssize_t K, const int* gold,
                       double weight) noexcept nogil:
     """E[t, k] += weight * (k != gold[t])   (loss augmentation)"""
     cdef Py_ssize_t t, k
     for t in range(n):
         for k in range(K):
             if k != gold[t]:
-                E[t * K + k] += weight
+                E[t * K + k] += <floating>weight
 
 
-cdef double viterbi1(const double* E, Py_ssize_t n, Py_ssize_t K,
+cdef inline void relax(const floating* prev, const floating* trans, Py_ssize_t K,
+                       floating* cur, int* back) noexcept nogil:
+    """cur[k] = max_j prev[j] + trans[j, k];  back[k] = argmax (smallest j on ties).
+
+    float32: the SSE2 kernel of _viterbi_simd.h; float64: the same loop in
+    scalar code (predecessor-major: contiguous rows of trans).
+    """
+    cdef Py_ssize_t j, k
+    cdef floating pj, s
+    cdef const floating* row
+    if floating is float:
+        lc_relax_f32(prev, trans, K, cur, back)
+        return
+    for k in range(K):
+        cur[k] = prev[0] + trans[k]
+        back[k] = 0
+    for j in range(1, K):
+        pj = prev[j]
+        row = trans + j * K
+        for k in range(K):
+            s = pj + row[k]
+            if s > cur[k]:
+                cur[k] = s
+                back[k] = <int>j
+
+
+cdef double viterbi1(const floating* E, Py_ssize_t n, Py_ssize_t K,
                      const floating* trans, const floating* start, const floating* stop,
-                     double* delta, int* back, int* out) noexcept nogil:
+                     floating* delta, int* back, int* out) noexcept nogil:
     """First-order Viterbi; writes the best path to out[0:n], returns its score.
-    delta: 2*K doubles of workspace, back: n*K ints."""
-    cdef Py_ssize_t t, j, k
-    cdef double best, s
+    delta: 2*K values of workspace, back: n*K ints."""
+    cdef Py_ssize_t t, k
+    cdef floating best, s
     cdef int arg
-    cdef double* prev = delta
-    cdef double* cur = delta + K
-    cdef double* tmp
+    cdef floating* prev = delta
+    cdef floating* cur = delta + K
+    cdef floating* tmp
     if n == 0:
         return 0.0
     for k in range(K):
         prev[k] = start[k] + E[k]
     for t in range(1, n):
+        relax(prev, trans, K, cur, back + t * K)
         for k in range(K):
-            best = -INFINITY
-            arg = 0
-            for j in range(K):
-                s = prev[j] + trans[j * K + k]      # max_j delta[t-1, j] + trans[j, k]
-                if s > best:
-                    best = s
-                    arg = <int>j
-            cur[k] = best + E[t * K + k]
-            back[t * K + k] = arg
+            cur[k] += E[t * K + k]
         tmp = prev
         prev = cur
         cur = tmp
-    best = -INFINITY
+    best = prev[0] + stop[0]
     arg = 0
-    for k in range(K):
+    for k in range(1, K):
         s = prev[k] + stop[k]
         if s > best:
             best = s
@@ -99,24 +127,26 @@ cdef double viterbi1(const double* E, Py_ssize_t n, Py_ssize_t K,
     return best
 
 
-cdef double viterbi2(const double* E, Py_ssize_t n, Py_ssize_t K,
+cdef double viterbi2(const floating* E, Py_ssize_t n, Py_ssize_t K,
                      const floating* trans, const floating* trans2,
                      const floating* start, const floating* stop,
-                     double* delta, int* back, int* out) noexcept nogil:
+                     floating* delta, int* back, int* out) noexcept nogil:
     """Second-order Viterbi over label pairs (y_{t-1}, y_t), O(n K^3).
-    delta: 2*K*K doubles, back: n*K*K ints."""
+    delta: 2*K*K values, back: n*K*K ints."""
     cdef Py_ssize_t t, i, j, k, KK = K * K
-    cdef double best, s
+    cdef floating best, s
     cdef int arg, bi, bj
-    cdef double* prev = delta
-    cdef double* cur = delta + KK
-    cdef double* tmp
+    cdef floating* prev = delta
+    cdef floating* cur = delta + KK
+    cdef floating* tmp
+    cdef floating* cj
+    cdef int* bk
     if n == 0:
         return 0.0
     if n == 1:
-        best = -INFINITY
+        best = start[0] + E[0] + stop[0]
         arg = 0
-        for k in range(K):
+        for k in range(1, K):
             s = start[k] + E[k] + stop[k]
             if s > best:
                 best = s
@@ -128,20 +158,24 @@ cdef double viterbi2(const double* E, Py_ssize_t n, Py_ssize_t K,
             prev[j * K + k] = start[j] + E[j] + trans[j * K + k] + E[K + k]
     for t in range(2, n):
         for j in range(K):
+            # cur[j, k] = max_i prev[i, j] + trans2[i, j, k]  (+ trans[j, k] + E[t, k])
+            cj = cur + j * K
+            bk = back + t * KK + j * K
             for k in range(K):
-                best = -INFINITY
-                arg = 0
-                for i in range(K):
+                cj[k] = prev[j] + trans2[j * K + k]
+                bk[k] = 0
+            for i in range(1, K):
+                for k in range(K):
                     s = prev[i * K + j] + trans2[(i * K + j) * K + k]
-                    if s > best:
-                        best = s
-                        arg = <int>i
-                cur[j * K + k] = best + trans[j * K + k] + E[t * K + k]
-                back[t * KK + j * K + k] = arg
+                    if s > cj[k]:
+                        cj[k] = s
+                        bk[k] = <int>i
+            for k in range(K):
+                cj[k] += trans[j * K + k] + E[t * K + k]
         tmp = prev
         prev = cur
         cur = tmp
-    best = -INFINITY
+    best = prev[0] + stop[0]
     bi = 0
     bj = 0
     for j in range(K):
@@ -161,17 +195,18 @@ cdef double viterbi2(const double* E, Py_ssize_t n, Py_ssize_t K,
 
 
 cdef struct Workspace:
-    double* E          # max_len * K
-    double* delta      # 2 * K * K
+    void* E            # max_len * K scores (float or double)
+    void* delta        # 2 * K * K scores
     int* back          # max_len * K * K (order 2) or max_len * K
     int* path          # max_len
 
 
 cdef int workspace_alloc(Workspace* ws, Py_ssize_t max_len, Py_ssize_t K, int order) noexcept nogil:
+    """Buffers sized for double scores (enough for float too); -1 if out of memory."""
     cdef Py_ssize_t width = K * K if order == 2 else K
     cdef Py_ssize_t m = max_len if max_len > 0 else 1
-    ws.E = <double*>malloc(m * K * sizeof(double))
-    ws.delta = <double*>malloc(2 * K * K * sizeof(double))
+    ws.E = malloc(m * K * sizeof(double))
+    ws.delta = malloc(2 * K * K * sizeof(double))
     ws.back = <int*>malloc(m * width * sizeof(int))
     ws.path = <int*>malloc(m * sizeof(int))
     if ws.E == NULL or ws.delta == NULL or ws.back == NULL or ws.path == NULL:
@@ -191,12 +226,14 @@ cdef double decode_sentence(const floating* W, const floating* trans, const floa
                             const int* indices, const double* data, const int* indptr,
                             Py_ssize_t row0, Py_ssize_t n, const int* gold, double loss_weight,
                             Workspace* ws, int* out) noexcept nogil:
-    emission_scores(W, K, indices, data, indptr, row0, n, ws.E)
+    cdef floating* E = <floating*>ws.E
+    cdef floating* delta = <floating*>ws.delta
+    emission_scores(W, K, indices, data, indptr, row0, n, E)
     if gold != NULL:
-        add_hamming(ws.E, n, K, gold, loss_weight)
+        add_hamming(E, n, K, gold, loss_weight)
     if order == 2:
-        return viterbi2(ws.E, n, K, trans, trans2, start, stop, ws.delta, ws.back, out)
-    return viterbi1(ws.E, n, K, trans, start, stop, ws.delta, ws.back, out)
+        return viterbi2(E, n, K, trans, trans2, start, stop, delta, ws.back, out)
+    return viterbi1(E, n, K, trans, start, stop, delta, ws.back, out)
 
 
 # ----------------------------------------------------------- entry points --
@@ -261,6 +298,16 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
         workspace_free(&ws)
     if status != 0:
         raise MemoryError("viterbi_batch: cannot allocate the decoding workspace")
+
+
+def averaged_weights(const float[::1] w, const double[::1] u, double counter, float[::1] out):
+    """out = w - u / counter  (the lazy average; see perceptron_epoch), in place."""
+    cdef Py_ssize_t j, n = w.shape[0]
+    if u.shape[0] != n or out.shape[0] != n or counter <= 0:
+        raise ValueError("averaged_weights: shapes differ or counter <= 0")
+    with nogil:
+        for j in range(n):
+            out[j] = <float>(w[j] - u[j] / counter)
 
 
 cdef inline void avg_add(float* w, double* u, Py_ssize_t j, double delta, double c) noexcept nogil:
