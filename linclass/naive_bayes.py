@@ -35,6 +35,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ._core import _naive_bayes
+from .logistic import _rows_args
 from ._prob_common import CheckedScoreMixin, check_classification_target, log_softmax
 from ._validation import (check_array, check_is_fitted, check_n_features, check_sample_weight,
                           check_target, encode_labels)
@@ -134,11 +136,10 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     def _count(self, X, codes, sample_weight):
         """class_count_ += weighted class counts; feature_count_ += Y.T @ X."""
-        n_samples, n_classes = X.shape[0], len(self.classes_)
-        Y = sp.csr_matrix((sample_weight, codes, np.arange(n_samples + 1, dtype=np.int32)),
-                          shape=(n_samples, n_classes))        # weighted one-hot labels
-        counts = Y.T @ X
-        self.feature_count_ += counts.toarray() if sp.issparse(counts) else counts
+        n_classes = len(self.classes_)
+        _naive_bayes.count_features(y=np.ascontiguousarray(codes, dtype=np.int32),
+                                    sample_weight=sample_weight, counts=self.feature_count_,
+                                    **_rows_args(X))
         self.class_count_ += np.bincount(codes, weights=sample_weight, minlength=n_classes)
 
     def _smoothed(self, counts, totals, n_values):
@@ -256,7 +257,7 @@ class MultinomialNB(_BaseDiscreteNB):
         if np.isneginf(flp).any():
             # maximum likelihood with unseen features: 0 * log 0 counts as 0
             flp = np.where(np.isneginf(flp), -1e300, flp)
-        return np.asarray(X @ flp.T) + self.class_log_prior_
+        return np.asarray(X @ np.ascontiguousarray(flp.T)) + self.class_log_prior_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -326,4 +327,5 @@ class BernoulliNB(_BaseDiscreteNB):
         present = np.where(np.isneginf(self.feature_log_prob_), -1e300, self.feature_log_prob_)
         absent = np.where(np.isneginf(self.feature_log_prob_absent_), -1e300,
                           self.feature_log_prob_absent_)
-        return np.asarray(X @ (present - absent).T) + absent.sum(axis=1) + self.class_log_prior_
+        return (np.asarray(X @ np.ascontiguousarray((present - absent).T))
+                + absent.sum(axis=1) + self.class_log_prior_)
