@@ -17,6 +17,8 @@ Cases (``--quick`` subsamples the training sets):
   iterations (NLTK's ``max_iter=10`` performs 9 updates; linclass runs 9 with
   NLTK's GIS constant, so both compute the same model).  Quality: accuracy on
   the first 2,000 a9a test examples.  NLTK is timed once (it takes seconds).
+
+Everything runs with one BLAS thread (threadpoolctl), see :func:`run`.
 """
 import pathlib
 import sys
@@ -237,6 +239,17 @@ def _maxent_rows(X, y, X_test, y_test, repeat, nltk_classify, quick):
 
 
 def run(quick, data_dir):
+    threadpoolctl = _harness.import_peer("threadpoolctl")
+    if threadpoolctl is None:
+        return _run(quick, data_dir)
+    # scikit-learn and linclass both drive scipy's L-BFGS-B, whose BLAS calls on
+    # short vectors suffer from OpenBLAS's thread pool on a loaded machine: both
+    # sides run with one BLAS thread
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        return _run(quick, data_dir)
+
+
+def _run(quick, data_dir):
     repeat = _harness.n_repeats(quick)
     data_dir = pathlib.Path(data_dir)
     sknb = _harness.import_peer("sklearn.naive_bayes")

@@ -4,6 +4,7 @@ regression, MaxEnt): classification targets, class weights, stable softmax.
 Input checks themselves live in :mod:`linclass._validation`; these helpers only
 add what a classifier needs on top of them.
 """
+import contextlib
 import numbers
 
 import numpy as np
@@ -92,3 +93,18 @@ class CheckedScoreMixin:
         y = check_target(y)
         encode_labels(y, np.sort(self.classes_))
         return super().score(X, y, sample_weight=sample_weight)
+
+
+def single_threaded_blas():
+    """Context limiting BLAS to one thread (when ``threadpoolctl`` is installed).
+
+    scipy's L-BFGS-B calls BLAS on short vectors once per iteration; with
+    OpenBLAS's thread pool on a loaded machine each call can cost milliseconds
+    (measured 3.5 s vs 0.13 s for a 124-parameter fit).  The loss and gradient
+    run in linclass's own single-threaded kernels, so nothing is lost.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")

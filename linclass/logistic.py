@@ -46,7 +46,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from ._core import _logistic
-from ._prob_common import CheckedScoreMixin, check_classification_target, class_weight_vector, log_softmax
+from ._prob_common import single_threaded_blas, CheckedScoreMixin, check_classification_target, class_weight_vector, log_softmax
 from ._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                           check_sample_weight)
 from .base import BaseEstimator, ClassifierMixin
@@ -328,19 +328,8 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         theta0 = theta0.ravel()
 
         objective = _Objective(X, codes, weights, n_classes, fi, inv_var, scale)
-        if self.solver == "tron":
-            theta, fval, n_iter, converged = _tron(objective, theta0,
-                                                   tol=self.tol, max_iter=self.max_iter,
-                                                   verbose=self.verbose)
-        elif l1:
-            theta, fval, n_iter, converged = self._fit_l1(objective, theta0)
-        else:
-            result = minimize(objective.l2, theta0, method="L-BFGS-B", jac=True,
-                              options=dict(maxiter=self.max_iter, gtol=self.tol,
-                                           ftol=64 * np.finfo(float).eps, maxls=50,
-                                           iprint=self.verbose - 1 if self.verbose else -1))
-            theta, fval, n_iter = result.x, result.fun, result.nit
-            converged = result.status != 1
+        with single_threaded_blas():
+            theta, fval, n_iter, converged = self._solve(objective, theta0, l1)
         if not converged:
             warnings.warn("LogisticRegression (solver=%r) stopped at max_iter=%d before "
                           "reaching tol=%g; increase max_iter or scale the data"
@@ -353,6 +342,19 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         self.n_iter_ = np.array([n_iter], dtype=np.int32)
         self.objective_ = float(fval * scale)
         return self
+
+    def _solve(self, objective, theta0, l1):
+        """(theta, objective / scale, n_iter, converged) of the chosen solver."""
+        if self.solver == "tron":
+            return _tron(objective, theta0, tol=self.tol, max_iter=self.max_iter,
+                         verbose=self.verbose)
+        if l1:
+            return self._fit_l1(objective, theta0)
+        result = minimize(objective.l2, theta0, method="L-BFGS-B", jac=True,
+                          options=dict(maxiter=self.max_iter, gtol=self.tol,
+                                       ftol=64 * np.finfo(float).eps, maxls=50,
+                                       iprint=self.verbose - 1 if self.verbose else -1))
+        return result.x, result.fun, result.nit, result.status != 1
 
     def _fit_l1(self, objective, theta0):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""

@@ -68,7 +68,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from ._core import _maxent
-from ._prob_common import CheckedScoreMixin, check_classification_target, log_softmax
+from ._prob_common import single_threaded_blas, CheckedScoreMixin, check_classification_target, log_softmax
 from ._validation import (check_array, check_is_fitted, check_positive, check_sample_weight,
                           check_target, encode_labels)
 from .base import BaseEstimator, ClassifierMixin
@@ -419,9 +419,10 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             g = model - empirical + inv_var * lam
             return f / scale, g / scale
 
-        result = minimize(fun, np.zeros(problem["n_features"]), method="L-BFGS-B", jac=True,
-                          options=dict(maxiter=self.max_iter, gtol=self.tol,
-                                       ftol=64 * np.finfo(float).eps, maxls=50))
+        with single_threaded_blas():
+            result = minimize(fun, np.zeros(problem["n_features"]), method="L-BFGS-B",
+                              jac=True, options=dict(maxiter=self.max_iter, gtol=self.tol,
+                                                     ftol=64 * np.finfo(float).eps, maxls=50))
         if result.status == 1:
             warnings.warn("MaxEnt (lbfgs) stopped at max_iter=%d before reaching tol=%g"
                           % (self.max_iter, self.tol), ConvergenceWarning)
