@@ -260,40 +260,91 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return F
 
     def _featureset_matrix(self, X, fitting, y_codes):
+        """Joint (attribute, label) features of NLTK-style featuresets.
+
+        Each featureset is read once into (attribute id, value) pairs; the
+        joint feature of attribute a and class k is ``table[a, k]`` (-1: not
+        a feature), so the per-class rows are built with numpy."""
         classes = [_label_key(c) for c in self.classes_]
         n_classes = len(classes)
-        encoded = []
+        if fitting:
+            base_ids = {}
+        else:
+            base_ids, table = self._featureset_table()
+        ids, values, counts = [], [], []
         for i, fs in enumerate(X):
             if not isinstance(fs, Mapping):
                 raise ValueError("example %d is a %s, expected a dict featureset like the "
                                  "others" % (i, type(fs).__name__))
-            items = []
+            n_before = len(ids)
             for name, value in fs.items():
-                if _is_number(value):
-                    if not np.isfinite(value):
+                kind = type(value)
+                if kind is str or kind is bool:
+                    key, v = (name, value), 1.0
+                elif kind is int or kind is float or _is_number(value):
+                    v = float(value)
+                    if v != v or v in (np.inf, -np.inf):
                         raise ValueError("example %d: feature %r has the value %r; features "
                                          "must be finite" % (i, name, value))
-                    items.append(((name,), float(value)))
+                    key = (name,)
                 elif isinstance(value, (str, bool, np.bool_)) or value is None:
-                    items.append(((name, _label_key(value)), 1.0))
+                    key, v = (name, _label_key(value)), 1.0
                 else:
                     raise ValueError("example %d: feature %r has a %s value; use str, bool or "
                                      "a number" % (i, name, type(value).__name__))
-            encoded.append(items)
+                j = base_ids.get(key)
+                if j is None:
+                    if not fitting:
+                        continue
+                    j = base_ids[key] = len(base_ids)
+                ids.append(j)
+                values.append(v)
+            counts.append(len(ids) - n_before)
+        ids = np.asarray(ids, dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64)
+        example = np.repeat(np.arange(len(X)), counts)
         if fitting:
-            self.vocabulary_ = {}
-            # NLTK's encoding: only (attribute, label) pairs seen with their gold label
-            for items, code in zip(encoded, y_codes):
-                for base, _ in items:
-                    key = base + (classes[code],)
-                    if key not in self.vocabulary_:
-                        self.vocabulary_[key] = len(self.vocabulary_)
-        rows = ([(base + (label,), v) for base, v in items]
-                for items in encoded for label in classes)
-        F = self._build_from_dicts(rows, len(X) * n_classes, fitting=False)
-        if fitting:
+            # NLTK's encoding: only (attribute, label) pairs seen with their gold label,
+            # numbered in order of first occurrence
+            pairs = ids * n_classes + np.asarray(y_codes, dtype=np.int64)[example]
+            unique_pairs, first = np.unique(pairs, return_index=True)
+            unique_pairs = unique_pairs[np.argsort(first, kind="stable")]
+            table = np.full((max(len(base_ids), 1), n_classes), -1, dtype=np.int64)
+            table.ravel()[unique_pairs] = np.arange(len(unique_pairs))
+            base_keys = list(base_ids)
+            self.vocabulary_ = {base_keys[pair // n_classes] + (classes[pair % n_classes],):
+                                index for index, pair in enumerate(unique_pairs.tolist())}
             self.n_features_in_ = 0
-        return self._canonical(F, len(X) * n_classes, F.shape[1]), len(X)
+            self._table_cache = (base_ids, table)
+        n_weights = max(len(self.vocabulary_), 1)
+        rows, cols, vals = [], [], []
+        for k in range(n_classes):
+            col = table[ids, k] if len(ids) else np.zeros(0, dtype=np.int64)
+            keep = col >= 0
+            rows.append(example[keep] * n_classes + k)
+            cols.append(col[keep])
+            vals.append(values[keep])
+        F = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(len(X) * n_classes, n_weights))
+        return self._canonical(F, len(X) * n_classes, n_weights), len(X)
+
+    def _featureset_table(self):
+        """(attribute key -> id, table[id, class] -> weight index) from vocabulary_."""
+        cache = getattr(self, "_table_cache", None)
+        if cache is not None and cache[1].shape[1] == len(self.classes_):
+            return cache
+        class_index = {_label_key(c): k for k, c in enumerate(self.classes_)}
+        base_ids = {}
+        entries = []
+        for key, index in self.vocabulary_.items():
+            base, label = tuple(key[:-1]), key[-1]
+            j = base_ids.setdefault(base, len(base_ids))
+            entries.append((j, class_index[label], index))
+        table = np.full((max(len(base_ids), 1), len(self.classes_)), -1, dtype=np.int64)
+        for j, k, index in entries:
+            table[j, k] = index
+        self._table_cache = (base_ids, table)
+        return self._table_cache
 
     def _function_matrix(self, X, fitting):
         if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
@@ -344,7 +395,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         sample_weight : array-like (n_samples,), optional
         """
         self._check_params()
-        for attr in ("vocabulary_", "correction_", "coef_"):
+        for attr in ("vocabulary_", "correction_", "coef_", "_table_cache"):
             self.__dict__.pop(attr, None)
         self.vocabulary_ = None
         n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
