@@ -21,6 +21,10 @@ _MODELS = {
     "MultiClassSVM": "multiclass_svm",
     "FeatureTemplate": "features",
     "RankSVM": "ranking",
+    "MultinomialNB": "naive_bayes",
+    "BernoulliNB": "naive_bayes",
+    "LogisticRegression": "logistic",
+    "MaxEnt": "maxent",
     "PCFG": "parsing",
     "DiscriminativeParser": "parsing",
 }
