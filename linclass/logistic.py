@@ -384,7 +384,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     def _check_X(self, X):
         check_is_fitted(self, "coef_")
         X = check_array(X)
-        check_n_features(X, self.n_features_in_)
+        check_n_features(X, self.n_features_in_, owner=self)
         return X
 
     def decision_function(self, X):

@@ -187,7 +187,7 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         """Class scores, shape (n_samples, n_classes)."""
         check_is_fitted(self, "coef_")
         X = check_array(X)
-        check_n_features(X, self.n_features_in_)
+        check_n_features(X, self.n_features_in_, owner=self)
         return np.asarray(X @ self.coef_.T) + self.intercept_
 
     def predict(self, X):

@@ -117,7 +117,7 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError("classes has only one class; naive Bayes needs at least 2")
             self._reset(classes, X.shape[1])
         else:
-            check_n_features(X, self.n_features_in_)
+            check_n_features(X, self.n_features_in_, owner=self)
             if classes is not None and not np.array_equal(np.unique(np.asarray(classes)),
                                                            self.classes_):
                 raise ValueError("classes %r differ from those of the first partial_fit "
@@ -189,7 +189,7 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     def _check_X(self, X):
         check_is_fitted(self, "feature_log_prob_")
         X = self._prepare_X(X)
-        check_n_features(X, self.n_features_in_)
+        check_n_features(X, self.n_features_in_, owner=self)
         return X
 
     def predict_joint_log_proba(self, X):
