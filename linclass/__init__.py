@@ -21,6 +21,12 @@ _MODELS = {
     "MultiClassSVM": "multiclass_svm",
     "FeatureTemplate": "features",
     "RankSVM": "ranking",
+    "MultinomialNB": "naive_bayes",
+    "BernoulliNB": "naive_bayes",
+    "LogisticRegression": "logistic",
+    "MaxEnt": "maxent",
+    "PCFG": "parsing",
+    "DiscriminativeParser": "parsing",
 }
 
 __all__ = ["__version__", "load", "ConvergenceWarning", "DataFormatError",

@@ -13,6 +13,14 @@ Model families add themselves here as they land.
 MODELS = {
     "tagger": ("linclass.sequence:SequenceTagger", "sequence",
                "linear-chain tagger (averaged structured perceptron or structural SVM)"),
+    "multinomial-nb": ("linclass.naive_bayes:MultinomialNB", "flat",
+                       "multinomial naive Bayes (counts; Lidstone or m-estimate smoothing)"),
+    "bernoulli-nb": ("linclass.naive_bayes:BernoulliNB", "flat",
+                     "multivariate Bernoulli naive Bayes (binary features)"),
+    "logistic": ("linclass.logistic:LogisticRegression", "flat",
+                 "logistic regression, binary/multinomial, Gaussian or Laplace prior (L-BFGS, TRON)"),
+    "maxent": ("linclass.maxent:MaxEnt", "flat",
+               "maximum entropy classifier (GIS, IIS or L-BFGS; Gaussian prior)"),
     "ranksvm": ("linclass.ranking:RankSVM", "ranking",
                 "ranking SVM on pairwise preferences within queries (O(n log n) truncated Newton)"),
 }

@@ -85,15 +85,17 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         if arr.dtype == object or arr.dtype.kind in "USV":
             try:
                 arr = arr.astype(dtype)
-            except (TypeError, ValueError):
-                raise ValueError("%s holds non-numeric values (dtype %s)" % (name, arr.dtype))
+            except (TypeError, ValueError) as exc:
+                # keep the exception type: a dict is a TypeError, "abc" a ValueError
+                raise type(exc)("%s holds non-numeric values (dtype %s): %s"
+                                % (name, arr.dtype, exc)) from None
         if arr.dtype.kind == "c":
-            raise ValueError("%s holds complex numbers" % name)
+            raise ValueError("%s holds complex numbers: Complex data not supported" % name)
         if ensure_2d:
             if arr.ndim == 1:
                 raise ValueError("%s must be 2-D (n_samples, n_features), got a 1-D "
-                                 "array of shape %r; use X.reshape(-1, 1) for one "
-                                 "feature or X.reshape(1, -1) for one sample"
+                                 "array of shape %r. Reshape your data: X.reshape(-1, 1) "
+                                 "for one feature or X.reshape(1, -1) for one sample"
                                  % (name, arr.shape))
             if arr.ndim != 2:
                 raise ValueError("%s must be 2-D (n_samples, n_features), got %d "
@@ -104,11 +106,11 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
     if ensure_2d:
         n_samples, n_features = X.shape
         if n_samples == 0 and not allow_empty:
-            raise ValueError("%s has 0 samples (shape %r); at least one is required"
-                             % (name, X.shape))
+            raise ValueError("%s has 0 samples: found array with 0 sample(s) (shape=%r) while "
+                             "a minimum of 1 is required." % (name, X.shape))
         if n_features == 0:
-            raise ValueError("%s has 0 features (shape %r); at least one is required"
-                             % (name, X.shape))
+            raise ValueError("%s has 0 features: found array with 0 feature(s) (shape=(%d, 0)) "
+                             "while a minimum of 1 is required." % (name, n_samples))
     return X
 
 
@@ -179,10 +181,12 @@ def check_sample_weight(sample_weight, n_samples):
     return w
 
 
-def check_n_features(X, n_features_in, name="X"):
+def check_n_features(X, n_features_in, name="X", owner=None):
+    """The number of columns seen in ``fit``; ``owner`` (the estimator) names it."""
     if X.shape[1] != n_features_in:
-        raise ValueError("%s has %d features, but the model was fitted with %d"
-                         % (name, X.shape[1], n_features_in))
+        who = type(owner).__name__ if owner is not None else "the_model"
+        raise ValueError("%s has %d features, but %s is expecting %d features as input "
+                         "(the number seen in fit)" % (name, X.shape[1], who, n_features_in))
 
 
 def check_lengths(lengths, n_samples):

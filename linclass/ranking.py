@@ -608,7 +608,7 @@ class RankSVM(BaseEstimator):
         """Ranking scores ``X @ coef_`` (higher ranks first)."""
         check_is_fitted(self, "coef_")
         X = check_array(X)
-        check_n_features(X, self.n_features_in_)
+        check_n_features(X, self.n_features_in_, owner=self)
         return np.asarray(X @ self.coef_).ravel()
 
     def predict(self, X):

@@ -27,7 +27,7 @@ class Toy(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         V.check_is_fitted(self)
         X = V.check_array(X)
-        V.check_n_features(X, self.n_features_in_)
+        V.check_n_features(X, self.n_features_in_, owner=self)
         return np.full(X.shape[0], self.classes_[self.majority_])
 
 
@@ -120,7 +120,7 @@ def test_targets_labels_weights():
         V.check_positive(0.0, "C")
     with pytest.raises(ValueError):
         V.check_positive(float("nan"), "C")
-    with pytest.raises(ValueError, match="features, but the model was fitted with"):
+    with pytest.raises(ValueError, match="features, but Toy is expecting"):
         Toy().fit([[0.0], [1.0]], [0, 1]).predict([[1.0, 2.0]])
 
 

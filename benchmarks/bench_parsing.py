@@ -1,0 +1,139 @@
+"""Constituency parsing: linclass Viterbi-CKY vs NLTK ``ViterbiParser`` on the PTB WSJ sample.
+
+Data: ``<data>/ptb_wsj_sample`` (train wsj_0001-0159, test wsj_0180-0199) via
+:func:`linclass.datasets.load_ptb_sample`.
+
+Cases
+-----
+* ``PCFG Viterbi (<= 12 words)``: the PCFG estimated from the training trees
+  (``PCFG.from_treebank``: h=1 Markovisation, no parent annotation, rare words
+  (count 1) as signatures) is handed to NLTK as an ``nltk.PCFG``
+  (``PCFG.to_nltk()``), and both parse the test sentences of at most 12 words
+  (with ``--quick``: the first 6 of them) mapped to the grammar's terminals.
+  Quality: whether the best-parse log-probabilities agree (max abs difference).
+  NLTK is timed once (it takes seconds per sentence); linclass is the median
+  of repeats.
+* ``PCFG all test sentences``: linclass alone parses every test sentence
+  (up to 54 words); total and per-sentence time, PARSEVAL F1 (evalb
+  COLLINS.prm conventions).  The same with parent annotation (v=2).
+* ``discriminative parser``: ``DiscriminativeParser`` (averaged perceptron,
+  rule and rule-word features, h=1, v=1) trained on the training trees of at
+  most 25 words (``--quick``: at most 15 words), 3 epochs (``--quick``: 2);
+  F1 on all test sentences.
+"""
+import math
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+from linclass.datasets import load_ptb_sample  # noqa: E402
+from linclass.parse_metrics import parseval  # noqa: E402
+from linclass.parsing import PCFG, DiscriminativeParser  # noqa: E402
+
+NOTES = [
+    "PCFG: relative frequencies from the 3,396 training trees after function-tag/-NONE- "
+    "removal, unary-chain collapse, right binarisation with h=1 Markovisation; rare words "
+    "(seen once) replaced by Berkeley-style signatures.",
+    "NLTK ViterbiParser(max_time=None) gets the identical grammar (PCFG.to_nltk()) and the "
+    "sentence already mapped to grammar terminals; it is timed once per sentence "
+    "(too slow to repeat).",
+    "F1: PARSEVAL labelled brackets, evalb COLLINS.prm conventions (punctuation deleted, "
+    "ADVP=PRT, root label ignored), all 245 test sentences.",
+]
+
+
+def _words(tree):
+    return [w for w, t in tree.pos() if t != "-NONE-"]
+
+
+def _f1_string(res):
+    return "F1 %.2f (P %.2f R %.2f, exact %.1f%%)" % (100 * res["f1"], 100 * res["precision"],
+                                                      100 * res["recall"],
+                                                      100 * res["exact_match"])
+
+
+def run(quick, data_dir):
+    data_dir = pathlib.Path(data_dir)
+    train = load_ptb_sample("train", data_home=data_dir)
+    test = load_ptb_sample("test", data_home=data_dir)
+    sentences = [_words(t) for t in test]
+    repeat = _harness.n_repeats(quick)
+    rows = []
+
+    grammar = PCFG.from_treebank(train, horizontal_markov=1, vertical_markov=1)
+    short = [s for s in sentences if len(s) <= 12]
+    if quick:
+        short = short[:6]
+    nltk = _harness.import_peer("nltk")
+    lin_s, lin_results = _harness.median_time(
+        lambda: [grammar.parse(s, return_log_prob=True) for s in short], repeat)
+    if nltk is not None:
+        parser = nltk.ViterbiParser(grammar.to_nltk(), max_time=None)
+        peer_s = 0.0
+        diffs = []
+        for s, (_, score) in zip(short, lin_results):
+            terminals = grammar.terminals(s)
+            t0 = time.perf_counter()
+            ref = list(parser.parse(terminals))
+            peer_s += time.perf_counter() - t0
+            ref_score = math.log(ref[0].prob()) if ref else -np.inf
+            diffs.append(abs(ref_score - score) if np.isfinite(score) else
+                         (0.0 if ref_score == score else np.inf))
+        rows.append(_harness.make_row(
+            "PCFG Viterbi-CKY, %d sentences <= 12 words" % len(short), "ptb_wsj_sample test",
+            "nltk ViterbiParser", peer_s, lin_s,
+            peer_quality="same grammar",
+            linclass_quality="max |log p - log p_nltk| = %.1e" % max(diffs)))
+    else:
+        rows.append(_harness.make_row(
+            "PCFG Viterbi-CKY, %d sentences <= 12 words" % len(short), "ptb_wsj_sample test",
+            None, None, lin_s, note="NLTK not installed"))
+
+    for v in (1, 2):
+        g = grammar if v == 1 else PCFG.from_treebank(train, horizontal_markov=1,
+                                                      vertical_markov=2)
+        lin_s, parsed = _harness.median_time(lambda: g.parse_many(sentences), 1)
+        res = parseval(test, parsed)
+        rows.append(_harness.make_row(
+            "PCFG h=1 v=%d, all %d test sentences (<= %d words)"
+            % (v, len(sentences), max(map(len, sentences))), "ptb_wsj_sample test",
+            None, None, lin_s, linclass_quality=_f1_string(res),
+            note="%.1f ms per sentence; %d symbols, %d rules; %d sentences without parse"
+                 % (1000 * lin_s / len(sentences), len(g.symbols), g.n_rules,
+                    sum(p is None for p in parsed))))
+
+    max_words, epochs = (15, 2) if quick else (25, 3)
+    subset = [t for t in train if len(_words(t)) <= max_words]
+    model = DiscriminativeParser(learner="perceptron", max_iter=epochs, random_state=0)
+    t0 = time.perf_counter()
+    model.fit(subset)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    parsed = model.predict(sentences)
+    pred_s = time.perf_counter() - t0
+    res = parseval(test, parsed)
+    rows.append(_harness.make_row(
+        "discriminative CKY (avg. perceptron, %d epochs, train <= %d words)"
+        % (epochs, max_words), "ptb_wsj_sample test", None, None, fit_s + pred_s,
+        linclass_quality=_f1_string(res),
+        note="%d training trees, %d features; fit %.1fs, parse %.1fs; %d test sentences "
+             "without parse under the training grammar (counted with no brackets)"
+             % (len(subset), model.structure_.n_features, fit_s, pred_s,
+                sum(p is None for p in parsed))))
+    return rows
+
+
+if __name__ == "__main__":
+    quick = "--quick" in sys.argv
+    rows = run(quick, _harness.default_data_dir())
+    print(_harness.format_table(rows))
+    for n in NOTES:
+        print("-", n)
+    for r in rows:
+        if r.get("note"):
+            print("- %s: %s" % (r["task"], r["note"]))

@@ -1,0 +1,229 @@
+"""Logistic regression kernels: loss, gradient and Hessian-vector products in one
+pass over the rows of a dense or CSR matrix.
+
+Binary model (labels y_i in {-1, +1}, sample weights s_i):
+    z_i   = x_i @ w + b
+    loss  = sum_i s_i * log(1 + exp(-y_i z_i))
+    grad  = X.T @ (s * (sigma(y z) - 1) * y)        (and its sum for b)
+    D_i   = s_i * sigma(z_i) * (1 - sigma(z_i))     (the Hessian is X.T @ diag(D) @ X)
+
+Multinomial model (K classes, W of shape (n_features, K), b of shape (K,)):
+    Z     = X @ W + b
+    loss  = sum_i s_i * (logsumexp(Z_i) - Z_i[y_i])
+    grad  = X.T @ (s[:, None] * (softmax(Z) - onehot(y)))
+
+The prior (penalty) is added by the caller (linclass.logistic), which also
+validates every array: no bounds checks happen here.
+
+References: Lin, Weng & Keerthi (2008), "Trust region Newton method for large-scale
+logistic regression", JMLR 9; Malouf (2002), "A comparison of algorithms for
+maximum entropy parameter estimation", CoNLL.
+"""
+from libc.math cimport exp, log, log1p
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy
+from linclass._core._mathutils cimport logsumexp
+
+
+cdef inline double log1pexp(double t) noexcept nogil:
+    """log(1 + exp(t)) without overflow"""
+    if t > 0:
+        return t + log1p(exp(-t))
+    return log1p(exp(t))
+
+
+cdef inline double sigmoid(double t) noexcept nogil:
+    """1 / (1 + exp(-t)) without overflow"""
+    cdef double e
+    if t >= 0:
+        return 1.0 / (1.0 + exp(-t))
+    e = exp(t)
+    return e / (1.0 + e)
+
+
+# ---------------------------------------------------------------- kernels --
+
+cdef double binary_pass(const Rows* X, const double* y, const double* sw,
+                        const double* w, double b, int fit_intercept,
+                        double* grad, double* D) noexcept nogil:
+    """Loss; grad[0:n_cols] (+ grad[n_cols] for b) and D (n_rows,) overwritten."""
+    cdef Py_ssize_t i, j, nnz
+    cdef const double* values
+    cdef const int* indices
+    cdef double z, yz, loss = 0.0, coef, p
+    cdef Py_ssize_t n_grad = X.n_cols + (1 if fit_intercept else 0)
+    for j in range(n_grad):
+        grad[j] = 0.0
+    for i in range(X.n_rows):
+        nnz = rows_get(X, i, &values, &indices)
+        z = row_dot(values, indices, nnz, w) + b          # X[i] @ w + b
+        yz = y[i] * z
+        loss += sw[i] * log1pexp(-yz)                     # s * log(1 + exp(-y z))
+        p = sigmoid(yz)
+        coef = sw[i] * (p - 1.0) * y[i]                    # d loss_i / d z
+        D[i] = sw[i] * p * (1.0 - p)                       # d^2 loss_i / d z^2
+        if coef != 0.0:
+            row_axpy(coef, values, indices, nnz, grad)     # grad += coef * X[i]
+            if fit_intercept:
+                grad[X.n_cols] += coef
+    return loss
+
+
+cdef void binary_hessp(const Rows* X, const double* D, const double* v,
+                       int fit_intercept, double* out) noexcept nogil:
+    """out = X.T @ (D * (X @ v))  (the intercept as a column of ones)"""
+    cdef Py_ssize_t i, j, nnz
+    cdef const double* values
+    cdef const int* indices
+    cdef double t
+    cdef double vb = v[X.n_cols] if fit_intercept else 0.0
+    cdef Py_ssize_t n_out = X.n_cols + (1 if fit_intercept else 0)
+    for j in range(n_out):
+        out[j] = 0.0
+    for i in range(X.n_rows):
+        if D[i] == 0.0:
+            continue
+        nnz = rows_get(X, i, &values, &indices)
+        t = D[i] * (row_dot(values, indices, nnz, v) + vb)   # D_i * (X[i] @ v)
+        row_axpy(t, values, indices, nnz, out)               # out += t * X[i]
+        if fit_intercept:
+            out[X.n_cols] += t
+
+
+cdef double multinomial_pass(const Rows* X, const int* y, const double* sw,
+                             const double* W, Py_ssize_t K, int fit_intercept,
+                             double* grad, double* z) noexcept nogil:
+    """Loss; grad (n_cols*K, + K for b) overwritten; z: K doubles of workspace.
+    W and grad are (n_cols, K) row-major, the intercepts follow at n_cols*K."""
+    cdef Py_ssize_t i, j, k, p, nnz
+    cdef const double* values
+    cdef const int* indices
+    cdef const double* wrow
+    cdef double* grow
+    cdef double lse, v, loss = 0.0
+    cdef const double* b = W + X.n_cols * K
+    cdef double* gb = grad + X.n_cols * K
+    cdef Py_ssize_t n_grad = X.n_cols * K + (K if fit_intercept else 0)
+    for j in range(n_grad):
+        grad[j] = 0.0
+    for i in range(X.n_rows):
+        nnz = rows_get(X, i, &values, &indices)
+        for k in range(K):
+            z[k] = b[k] if fit_intercept else 0.0
+        for p in range(nnz):                               # z = X[i] @ W + b
+            j = p if indices == NULL else indices[p]
+            v = values[p]
+            wrow = W + j * K
+            for k in range(K):
+                z[k] += v * wrow[k]
+        lse = logsumexp(z, K)
+        loss += sw[i] * (lse - z[y[i]])
+        for k in range(K):                                 # z = s * (softmax(z) - onehot)
+            z[k] = sw[i] * exp(z[k] - lse)
+        z[y[i]] -= sw[i]
+        for p in range(nnz):                               # grad += outer(X[i], z)
+            j = p if indices == NULL else indices[p]
+            v = values[p]
+            grow = grad + j * K
+            for k in range(K):
+                grow[k] += v * z[k]
+        if fit_intercept:
+            for k in range(K):
+                gb[k] += z[k]
+    return loss
+
+
+# ------------------------------------------------------------ def entries --
+
+cdef Rows _rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                Py_ssize_t n_rows, Py_ssize_t n_cols, bint dense):
+    cdef Rows X
+    X.data = &data[0]
+    X.indices = NULL if dense else &indices[0]
+    X.indptr = NULL if dense else &indptr[0]
+    X.n_rows = n_rows
+    X.n_cols = n_cols
+    return X
+
+
+def _check_rows(data, indices, indptr, n_rows, n_cols, dense):
+    if n_rows < 1 or n_cols < 1:
+        raise ValueError("bad shape (%d, %d)" % (n_rows, n_cols))
+    if data.shape[0] < 1 or indices.shape[0] < 1:
+        raise ValueError("data and indices must hold at least one value (pad empty ones)")
+    if dense:
+        if data.shape[0] < n_rows * n_cols:
+            raise ValueError("dense data too short for the shape")
+    elif indptr.shape[0] != n_rows + 1:
+        raise ValueError("indptr must have n_rows + 1 entries")
+
+
+def binary_loss_grad(*, const double[::1] data, const int[::1] indices,
+                     const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                     bint dense, const double[::1] y, const double[::1] sample_weight,
+                     const double[::1] params, bint fit_intercept):
+    """(loss, grad, D) of the binary model; ``params`` = w (+ b last)."""
+    _check_rows(data, indices, indptr, n_rows, n_cols, dense)
+    cdef Py_ssize_t n_params = n_cols + (1 if fit_intercept else 0)
+    if params.shape[0] != n_params or y.shape[0] != n_rows or sample_weight.shape[0] != n_rows:
+        raise ValueError("params, y or sample_weight has the wrong length")
+    grad = np.empty(n_params)
+    D = np.empty(max(n_rows, 1))
+    cdef double[::1] g = grad
+    cdef double[::1] d = D
+    cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    cdef double b = params[n_cols] if fit_intercept else 0.0
+    cdef double loss
+    with nogil:
+        loss = binary_pass(&X, &y[0], &sample_weight[0], &params[0], b, fit_intercept,
+                           &g[0], &d[0])
+    return loss, grad, D[:n_rows]
+
+
+def binary_hess_vec(*, const double[::1] data, const int[::1] indices,
+                    const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                    bint dense, const double[::1] D, const double[::1] v,
+                    bint fit_intercept):
+    """X.T @ (D * (X @ v)), with the intercept as a last column of ones."""
+    _check_rows(data, indices, indptr, n_rows, n_cols, dense)
+    cdef Py_ssize_t n_params = n_cols + (1 if fit_intercept else 0)
+    if v.shape[0] != n_params or D.shape[0] != n_rows or n_rows < 1:
+        raise ValueError("v or D has the wrong length")
+    out = np.empty(n_params)
+    cdef double[::1] o = out
+    cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    with nogil:
+        binary_hessp(&X, &D[0], &v[0], fit_intercept, &o[0])
+    return out
+
+
+def multinomial_loss_grad(*, const double[::1] data, const int[::1] indices,
+                          const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                          bint dense, const int[::1] y, const double[::1] sample_weight,
+                          const double[::1] params, Py_ssize_t n_classes,
+                          bint fit_intercept):
+    """(loss, grad) of the softmax model; ``params`` = W (n_cols, K) row-major,
+    then b (K,) if ``fit_intercept``.  Labels must lie in 0..K-1 (unchecked)."""
+    _check_rows(data, indices, indptr, n_rows, n_cols, dense)
+    if n_classes < 2:
+        raise ValueError("n_classes must be >= 2")
+    cdef Py_ssize_t n_params = (n_cols + (1 if fit_intercept else 0)) * n_classes
+    if params.shape[0] != n_params or y.shape[0] != n_rows or sample_weight.shape[0] != n_rows:
+        raise ValueError("params, y or sample_weight has the wrong length")
+    grad = np.empty(n_params)
+    cdef double[::1] g = grad
+    cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    cdef double loss = 0.0
+    cdef double* z
+    with nogil:
+        z = <double*>malloc(n_classes * sizeof(double))
+        if z != NULL:
+            loss = multinomial_pass(&X, &y[0], &sample_weight[0], &params[0], n_classes, fit_intercept,
+                                    &g[0], z)
+            free(z)
+    if z == NULL:
+        raise MemoryError()
+    return loss, grad

@@ -1,0 +1,134 @@
+"""Maximum entropy (conditional log-linear) model kernels: empirical and model
+feature expectations, one pass over the data per call.
+
+Model: P(k | x_i) = exp(s_ik) / sum_k' exp(s_ik'),  s_ik = F[i*K + k] @ lam,
+where F is a CSR matrix with one row per (example, candidate class) pair: row
+i*K + k is the feature vector f(x_i, k) of candidate k of example i.
+
+    empirical[j] = sum_i w_i F[i*K + y_i, j]
+    model[j]     = sum_i w_i sum_k P(k | x_i) F[i*K + k, j]
+    A[j, m]      = sum_i w_i sum_{k: nf(i,k) = m} P(k | x_i) F[i*K + k, j]
+
+A is what improved iterative scaling needs: rows grouped by the index m of
+their total feature count nf(i, k) = sum_j F[i*K + k, j] (one of n_nf distinct
+values).  Weights lam may be -inf (features never seen in training under GIS/
+IIS without a prior); the caller removes explicit zeros from F so that
+0 * -inf never happens, and guarantees that the gold candidate has a finite score.
+
+Darroch & Ratcliff (1972), "Generalized iterative scaling for log-linear models";
+Della Pietra, Della Pietra & Lafferty (1997), "Inducing features of random fields"
+(IIS); Malouf (2002), "A comparison of algorithms for maximum entropy parameter
+estimation".  The caller (linclass.maxent) validates every array.
+"""
+from libc.math cimport exp, INFINITY
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+from linclass._core._mathutils cimport logsumexp
+
+
+cdef double expectation_pass(const double* data, const int* indices, const int* indptr,
+                             Py_ssize_t n_samples, Py_ssize_t K, const int* y,
+                             const double* sw, const double* lam,
+                             const int* nf_index, Py_ssize_t n_nf,
+                             double* out, double* s) noexcept nogil:
+    """Log-likelihood; out += model expectations (n_nf == 0: out is (n_features,))
+    or the IIS table A (out is (n_features, n_nf) row-major).  s: K doubles."""
+    cdef Py_ssize_t i, k, p, row
+    cdef double lse, pk, loglik = 0.0
+    for i in range(n_samples):
+        if sw[i] == 0.0:
+            continue
+        for k in range(K):                                  # s = F[iK:(i+1)K] @ lam
+            row = i * K + k
+            s[k] = 0.0
+            for p in range(indptr[row], indptr[row + 1]):
+                s[k] += data[p] * lam[indices[p]]
+        lse = logsumexp(s, K)
+        loglik += sw[i] * (s[y[i]] - lse)                   # w_i log P(y_i | x_i)
+        for k in range(K):
+            pk = sw[i] * exp(s[k] - lse)                    # w_i P(k | x_i)
+            if pk == 0.0:
+                continue
+            row = i * K + k
+            if n_nf == 0:
+                for p in range(indptr[row], indptr[row + 1]):
+                    out[indices[p]] += pk * data[p]         # model += pk * F[row]
+            else:
+                for p in range(indptr[row], indptr[row + 1]):
+                    out[indices[p] * n_nf + nf_index[row]] += pk * data[p]
+    return loglik
+
+
+cdef void empirical_pass(const double* data, const int* indices, const int* indptr,
+                         Py_ssize_t n_samples, Py_ssize_t K, const int* y,
+                         const double* sw, double* out) noexcept nogil:
+    """out += sum_i w_i F[i*K + y_i]"""
+    cdef Py_ssize_t i, p, row
+    for i in range(n_samples):
+        row = i * K + y[i]
+        for p in range(indptr[row], indptr[row + 1]):
+            out[indices[p]] += sw[i] * data[p]
+
+
+def _check(data, indices, indptr, y, sample_weight, n_samples, n_classes, n_features):
+    if n_samples < 1 or n_classes < 1 or n_features < 1:
+        raise ValueError("need n_samples, n_classes, n_features >= 1")
+    if indptr.shape[0] != n_samples * n_classes + 1:
+        raise ValueError("indptr must have n_samples * n_classes + 1 entries")
+    if data.shape[0] < 1 or indices.shape[0] != data.shape[0]:
+        raise ValueError("data and indices must have the same, non-zero length "
+                         "(pad an all-empty matrix with one unread value)")
+    if y.shape[0] != n_samples or sample_weight.shape[0] != n_samples:
+        raise ValueError("y and sample_weight need one entry per sample")
+
+
+def empirical_expectation(*, const double[::1] data, const int[::1] indices,
+                          const int[::1] indptr, Py_ssize_t n_samples, Py_ssize_t n_classes,
+                          Py_ssize_t n_features, const int[::1] y,
+                          const double[::1] sample_weight):
+    """sum_i w_i f(x_i, y_i), shape (n_features,)."""
+    _check(data, indices, indptr, y, sample_weight, n_samples, n_classes, n_features)
+    out = np.zeros(n_features)
+    cdef double[::1] o = out
+    with nogil:
+        empirical_pass(&data[0], &indices[0], &indptr[0], n_samples, n_classes, &y[0],
+                       &sample_weight[0], &o[0])
+    return out
+
+
+def model_expectation(*, const double[::1] data, const int[::1] indices,
+                      const int[::1] indptr, Py_ssize_t n_samples, Py_ssize_t n_classes,
+                      Py_ssize_t n_features, const int[::1] y,
+                      const double[::1] sample_weight, const double[::1] weights,
+                      const int[::1] nf_index=None, Py_ssize_t n_nf=0):
+    """(log-likelihood, expectations).
+
+    Without ``nf_index``: expectations of shape (n_features,).  With it (one
+    int32 in 0..n_nf-1 per row of F): the IIS table of shape (n_features, n_nf).
+    """
+    _check(data, indices, indptr, y, sample_weight, n_samples, n_classes, n_features)
+    if weights.shape[0] != n_features:
+        raise ValueError("weights must have n_features entries")
+    if nf_index is not None:
+        if nf_index.shape[0] != n_samples * n_classes or n_nf < 1:
+            raise ValueError("nf_index needs one entry per row of F and n_nf >= 1")
+        out = np.zeros((n_features, n_nf))
+    else:
+        n_nf = 0
+        out = np.zeros(n_features)
+    cdef double[::1] o = out.reshape(-1)
+    cdef const int* nfp = &nf_index[0] if nf_index is not None else NULL
+    cdef double loglik = 0.0
+    cdef double* s
+    with nogil:
+        s = <double*>malloc(n_classes * sizeof(double))
+        if s != NULL:
+            loglik = expectation_pass(&data[0], &indices[0], &indptr[0], n_samples,
+                                      n_classes, &y[0], &sample_weight[0], &weights[0],
+                                      nfp, n_nf, &o[0], s)
+            free(s)
+    if s == NULL:
+        raise MemoryError()
+    return loglik, out
