@@ -4,12 +4,16 @@
   ``decode``, ``loss_augmented_decode``, ``loss``); see :mod:`linclass.structured.base`.
 * :class:`MultiClassStructure` -- one-hot or class-description multi-class problems.
 * :class:`TaxonomyStructure` -- classes as leaves of a tree, tree-distance loss.
+* :class:`SequenceStructure` -- linear-chain sequence labelling (Viterbi, Hamming loss).
+* :class:`GrammarStructure` -- constituency parsing (CKY, labelled-bracket loss).
 * :class:`StructuredPerceptron`, :class:`StructuredSVM` -- learners for any Structure.
 """
 from .base import Structure, check_joint_feature
 from .learners import StructuredPerceptron, StructuredSVM
 from .multiclass import MultiClassStructure
 from .taxonomy import TaxonomyStructure
+from .sequence import SequenceStructure
+from .grammar import GrammarStructure
 
 __all__ = ["Structure", "check_joint_feature", "MultiClassStructure", "TaxonomyStructure",
-           "StructuredPerceptron", "StructuredSVM"]
+           "SequenceStructure", "GrammarStructure", "StructuredPerceptron", "StructuredSVM"]
