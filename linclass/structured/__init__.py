@@ -1,0 +1,15 @@
+"""Structured prediction: the Structure protocol, its problems and the generic learners.
+
+* :class:`Structure` -- the protocol (``n_features``, ``joint_feature``,
+  ``decode``, ``loss_augmented_decode``, ``loss``); see :mod:`linclass.structured.base`.
+* :class:`MultiClassStructure` -- one-hot or class-description multi-class problems.
+* :class:`TaxonomyStructure` -- classes as leaves of a tree, tree-distance loss.
+* :class:`StructuredPerceptron`, :class:`StructuredSVM` -- learners for any Structure.
+"""
+from .base import Structure, check_joint_feature
+from .learners import StructuredPerceptron, StructuredSVM
+from .multiclass import MultiClassStructure
+from .taxonomy import TaxonomyStructure
+
+__all__ = ["Structure", "check_joint_feature", "MultiClassStructure", "TaxonomyStructure",
+           "StructuredPerceptron", "StructuredSVM"]
