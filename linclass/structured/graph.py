@@ -316,9 +316,12 @@ class GraphStructure(Structure):
     def _tree(self, U, pair, g, top):
         n = g.n_nodes
         sym = top["sym"]
-        order_parts, parent = [], np.full(n, -1, dtype=np.int64)
-        seen = np.zeros(n, dtype=bool)
-        for root in range(n):
+        parent = np.full(n, -1, dtype=np.int64)
+        sizes = np.bincount(top["components"], minlength=top["n_components"])
+        single = sizes[top["components"]] == 1
+        order_parts = [np.flatnonzero(single)]          # isolated nodes: their own roots
+        seen = single.copy()
+        for root in np.flatnonzero(~single):
             if seen[root]:
                 continue
             nodes, preds = breadth_first_order(sym, root, directed=False,
