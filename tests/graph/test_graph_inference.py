@@ -71,7 +71,7 @@ def test_loopy_decoders_are_local_optima_and_usually_exact(inference):
     rng = np.random.default_rng(2)
     n_exact = 0
     for trial in range(20):
-        n, K = 6, 3
+        n, K = 5, 3
         edges = np.array([(u, v) for u in range(n) for v in range(u + 1, n)
                           if rng.random() < 0.4] + [(0, 1), (1, 2), (2, 0)])
         s = GraphStructure(3, K, inference=inference, directed=bool(trial % 2))
