@@ -43,24 +43,32 @@ def _check_sentences(X, name="X"):
 
 
 def _encode_label_sequences(Y, X, classes=None):
-    """Flatten Y to int32 codes; check one label per token of X."""
+    """Flatten Y to int32 codes into ``classes`` (sorted, or the given ones).
+
+    One dict lookup per token; types are checked on the distinct labels only.
+    """
     _check_sentences(Y, "Y")
     if len(Y) != len(X):
         raise ValueError("X has %d sentences but Y has %d" % (len(X), len(Y)))
-    flat = []
+    index = {}
+    codes = []
     for i, (x, y) in enumerate(zip(X, Y)):
         if len(x) != len(y):
             raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(x), len(y)))
-        flat.extend(y)
-    if not flat and classes is None:
+        codes.extend([index.setdefault(label, len(index)) for label in y])
+    if not index and classes is None:
         raise ValueError("Y holds no labels (all sentences are empty)")
-    flat = np.asarray(flat, dtype=object) if flat else np.zeros(0, dtype=object)
-    if flat.size and any(not isinstance(v, str) for v in flat):
-        bad = next(v for v in flat if not isinstance(v, str))
-        raise ValueError("labels must be strings, found %r (%s)" % (bad, type(bad).__name__))
-    flat = flat.astype(str) if flat.size else np.zeros(0, dtype=str)
-    classes, codes = _validation.encode_labels(flat, classes)
-    return classes, codes
+    for label in index:
+        if not isinstance(label, str):
+            raise ValueError("labels must be strings, found %r (%s)"
+                             % (label, type(label).__name__))
+    seen = np.array(list(index), dtype=str) if index else np.zeros(0, dtype=str)
+    # map first-seen codes to positions in the sorted (or given) classes
+    classes, remap = _validation.encode_labels(seen, classes)
+    if classes.size == 0:
+        raise ValueError("Y holds no labels (all sentences are empty)")
+    codes = np.asarray(codes, dtype=np.int32)
+    return classes, (remap[codes] if codes.size else codes).astype(np.int32)
 
 
 def _resolve_template(spec):

@@ -182,6 +182,8 @@ def _data_home():
     try:
         from linclass.datasets import data_home
         return pathlib.Path(data_home())
+    except FileNotFoundError:
+        return pathlib.Path("/nonexistent-linclass-data")
     except (ImportError, AttributeError):
         pass
     if os.environ.get("LINCLASS_DATA"):

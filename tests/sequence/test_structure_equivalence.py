@@ -1,0 +1,90 @@
+"""The fused Cython perceptron epoch of SequenceTagger is a fast path of the
+generic StructuredPerceptron on SequenceStructure: both give the same weights."""
+import itertools
+
+import numpy as np
+import pytest
+
+from linclass.sequence import SequenceTagger
+from linclass.structured import StructuredPerceptron, StructuredSVM
+from linclass.structured.sequence import SequenceStructure
+
+
+def small_corpus(seed=0, n_sent=40):
+    rng = np.random.default_rng(seed)
+    vocab = ["w%d" % i for i in range(12)]
+    X, Y = [], []
+    for _ in range(n_sent):
+        n = int(rng.integers(1, 7))
+        words = [vocab[i] for i in rng.integers(0, len(vocab), n)]
+        X.append([(w,) for w in words])
+        # labels depend on the word and on the previous label: transitions matter
+        tags, prev = [], "A"
+        for w in words:
+            k = int(w[1:])
+            prev = "B" if (k % 3 == 0 or (prev == "B" and k % 2 == 0)) else ("C" if k > 8 else "A")
+            tags.append(prev)
+        Y.append(tags)
+    return X, Y
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("average", [False, True])
+def test_fused_epoch_equals_generic_perceptron(order, average):
+    X, Y = small_corpus()
+    tagger = SequenceTagger(features="w[0] w[-1]", order=order, max_iter=4, shuffle=False,
+                            average=average).fit(X, Y)
+    structure = SequenceStructure(tagger.n_features_, len(tagger.classes_), order=order)
+    Xf, offsets = tagger._featurize(X, fit=False)
+    sentences = structure.split(Xf, offsets)
+    codes = [np.searchsorted(tagger.classes_, y).astype(np.int32) for y in Y]
+    generic = StructuredPerceptron(structure, max_iter=4, shuffle=False, average=average)
+    generic.fit(sentences, codes)
+    W, trans, trans2, start, stop = structure.unpack(generic.coef_)
+    np.testing.assert_allclose(tagger.emission_, W, atol=1e-5)
+    np.testing.assert_allclose(tagger.transitions_, trans, atol=1e-5)
+    np.testing.assert_allclose(tagger.start_, start, atol=1e-5)
+    np.testing.assert_allclose(tagger.stop_, stop, atol=1e-5)
+    np.testing.assert_allclose(tagger.transitions2_, trans2, atol=1e-5)
+
+
+def test_structure_decoders_equal_brute_force():
+    X, Y = small_corpus(1, 10)
+    tagger = SequenceTagger(features="w[0]", max_iter=1).fit(X, Y)
+    K = len(tagger.classes_)
+    structure = SequenceStructure(tagger.n_features_, K)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(structure.n_features)
+    Xf, offsets = tagger._featurize(X, fit=False)
+    for x, y in zip(structure.split(Xf, offsets), Y):
+        y = np.searchsorted(tagger.classes_, y)
+        candidates = [np.array(c) for c in itertools.product(range(K), repeat=len(x))]
+
+        def score(c, aug):
+            idx, val = structure.joint_feature(x, c)
+            return w[idx] @ val + (structure.loss(y, c) if aug else 0.0)
+        best = max(candidates, key=lambda c: score(c, False))
+        best_aug = max(candidates, key=lambda c: score(c, True))
+        assert score(structure.decode(w, x), False) == pytest.approx(score(best, False))
+        assert score(structure.loss_augmented_decode(w, x, y), True) == \
+            pytest.approx(score(best_aug, True))
+
+
+def test_ssvm_tagger_learns():
+    X, Y = small_corpus(2, 60)
+    ssvm = SequenceTagger(features="w[0] w[-1]", trainer="ssvm", C=10.0, max_iter=100)
+    ssvm.fit(X, Y)
+    assert ssvm.score(X, Y) > 0.95
+    assert ssvm.objective_ is not None
+
+
+def test_ssvm_objective_matches_direct_structured_svm():
+    X, Y = small_corpus(3, 25)
+    tagger = SequenceTagger(features="w[0]", trainer="ssvm", C=1.0, max_iter=200, tol=1e-4)
+    tagger.fit(X, Y)
+    structure = SequenceStructure(tagger.n_features_, len(tagger.classes_))
+    Xf, offsets = tagger._featurize(X, fit=False)
+    codes = [np.searchsorted(tagger.classes_, y).astype(np.int32) for y in Y]
+    svm = StructuredSVM(structure, C=1.0, max_iter=200, tol=1e-4).fit(
+        structure.split(Xf, offsets), codes)
+    assert tagger.objective_ == pytest.approx(svm.objective_, rel=1e-6)
