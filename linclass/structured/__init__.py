@@ -6,6 +6,8 @@
 * :class:`TaxonomyStructure` -- classes as leaves of a tree, tree-distance loss.
 * :class:`SequenceStructure` -- linear-chain sequence labelling (Viterbi, Hamming loss).
 * :class:`GrammarStructure` -- constituency parsing (CKY, labelled-bracket loss).
+* :class:`AlignmentStructure` -- pairwise sequence alignment (Gotoh DP, affine gaps).
+* :class:`GraphStructure` -- collective classification (BP / ICM / exact on trees).
 * :class:`StructuredPerceptron`, :class:`StructuredSVM` -- learners for any Structure.
 """
 from .base import Structure, check_joint_feature
@@ -14,6 +16,9 @@ from .multiclass import MultiClassStructure
 from .taxonomy import TaxonomyStructure
 from .sequence import SequenceStructure
 from .grammar import GrammarStructure
+from .alignment import AlignmentStructure
+from .graph import Graph, GraphStructure
 
 __all__ = ["Structure", "check_joint_feature", "MultiClassStructure", "TaxonomyStructure",
-           "SequenceStructure", "GrammarStructure", "StructuredPerceptron", "StructuredSVM"]
+           "SequenceStructure", "GrammarStructure", "AlignmentStructure", "Graph", "GraphStructure",
+           "StructuredPerceptron", "StructuredSVM"]
