@@ -47,7 +47,13 @@ compiler_directives = {
 
 
 class BuildExt(build_ext):
-    """Choose optimisation flags per compiler (no -march=native, no -ffast-math)."""
+    """Choose optimisation flags per compiler (no -march=native, no -ffast-math);
+    compile the extensions in parallel, one job per CPU."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
 
     def build_extensions(self):
         ctype = self.compiler.compiler_type
