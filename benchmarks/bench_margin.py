@@ -1,0 +1,258 @@
+"""Margin-based linear classifiers: linclass vs LIBLINEAR / scikit-learn.
+
+Cases (targets from issue 4, recorded, never asserted):
+
+* 20 Newsgroups (tf-idf built once with scikit-learn's TfidfVectorizer,
+  20 classes): LinearSVC one-vs-rest, L2 and L1 loss, vs scikit-learn's
+  LinearSVC (LIBLINEAR) at the same C and tol (dual objective within 1e-3
+  relative, accuracy within 0.1 point, ratio >= 1), and with ``n_jobs=2``;
+  Crammer-Singer vs LIBLINEAR ``-s 4`` (ratio >= 2); averaged perceptron vs
+  ``SGDClassifier(loss="perceptron", average=True)`` with the same epochs
+  (ratio >= 2, accuracy not lower); ridge vs ``RidgeClassifier`` (same
+  solution, ratio >= 1); Weston-Watkins next to Crammer-Singer and OvR.
+* a9a / w8a (``libsvm_binary``): binary LinearSVC vs liblinear-official
+  (``-s 1`` / ``-s 3``, ``-B 1``) and lasso classification vs scikit-learn's
+  ``Lasso`` on +-1 targets.
+
+Quality strings: ``acc`` is test accuracy (a9a: a9a.t; w8a and 20NG: their
+test split or, for w8a, training accuracy); ``obj`` the summed objective of
+the binary problems: the peer's primal, linclass's dual (a lower bound of the
+optimum) and ``rel`` their relative gap.  ``--quick`` subsamples 20NG to
+3,000 training / 2,000 test messages and a9a/w8a to 8,000 rows.
+"""
+import pathlib
+import sys
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+from linclass.exceptions import ConvergenceWarning  # noqa: E402
+from linclass.least_squares import LassoClassifier, RidgeClassifier  # noqa: E402
+from linclass.multiclass import CrammerSingerSVC, WestonWatkinsSVC  # noqa: E402
+from linclass.perceptron import Perceptron  # noqa: E402
+from linclass.svm import LinearSVC, svm_primal_objective  # noqa: E402
+
+_NEWS_CACHE = {}
+
+
+def _newsgroups(data_dir, quick):
+    key = (str(data_dir), quick)
+    if key not in _NEWS_CACHE:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from linclass.datasets import load_20newsgroups
+        train = load_20newsgroups("train", data_home=data_dir)
+        test = load_20newsgroups("test", data_home=data_dir)
+        docs_train, y_train = train.data, np.asarray(train.target)
+        docs_test, y_test = test.data, np.asarray(test.target)
+        if quick:
+            rng = np.random.default_rng(0)
+            a = np.sort(rng.choice(len(docs_train), 3000, replace=False))
+            b = np.sort(rng.choice(len(docs_test), 2000, replace=False))
+            docs_train = [docs_train[i] for i in a]
+            y_train = y_train[a]
+            docs_test = [docs_test[i] for i in b]
+            y_test = y_test[b]
+        vec = TfidfVectorizer()
+        X_train = vec.fit_transform(docs_train).tocsr()
+        X_test = vec.transform(docs_test).tocsr()
+        _NEWS_CACHE[key] = (X_train, y_train, X_test, y_test)
+    return _NEWS_CACHE[key]
+
+
+def _libsvm(data_dir, name, quick):
+    from linclass.datasets import load_libsvm_binary
+    train = load_libsvm_binary(name, "train", data_home=data_dir)
+    X, y = train.data if hasattr(train, "data") else train[0], \
+        train.target if hasattr(train, "target") else train[1]
+    X = sp.csr_matrix(X)
+    y = np.asarray(y)
+    if name == "a9a":
+        test = load_libsvm_binary(name, "test", data_home=data_dir)
+        Xt = sp.csr_matrix(test.data if hasattr(test, "data") else test[0])
+        yt = np.asarray(test.target if hasattr(test, "target") else test[1])
+        if Xt.shape[1] < X.shape[1]:
+            Xt = sp.csr_matrix((Xt.data, Xt.indices, Xt.indptr), shape=(Xt.shape[0], X.shape[1]))
+    else:
+        Xt, yt = X, y
+    if quick:
+        X, y = X[:8000], y[:8000]
+        Xt, yt = Xt[:8000], yt[:8000]
+    return X, y, Xt, yt
+
+
+def _quiet(fn):
+    def wrapped():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn()
+    return wrapped
+
+
+def _ovr_primal_sum(X, y, classes, coef, intercept, C, loss):
+    total = 0.0
+    cost = np.full(X.shape[0], C)
+    if len(classes) == 2:
+        problems = [(1, np.where(y == classes[1], 1.0, -1.0))]
+    else:
+        problems = [(k, np.where(y == c, 1.0, -1.0)) for k, c in enumerate(classes)]
+    for row, (k, ysign) in enumerate(problems):
+        w = np.append(coef[row], intercept[row])
+        total += svm_primal_objective(X, ysign, w, 1.0, cost, loss)
+    return total
+
+
+def _acc(model, X, y):
+    return float(np.mean(model.predict(X) == y))
+
+
+def run(quick, data_dir):
+    data_dir = pathlib.Path(data_dir)
+    repeat = _harness.n_repeats(quick)
+    heavy = 1 if not quick else 1        # the slow peer fits (CS at tol 1e-4) run once
+    sklearn = _harness.import_peer("sklearn")
+    rows = []
+    news_ok = (data_dir / "20newsgroups_bydate").exists() and sklearn is not None
+    if news_ok:
+        from sklearn.linear_model import RidgeClassifier as SkRidge
+        from sklearn.linear_model import SGDClassifier
+        from sklearn.svm import LinearSVC as SkLinearSVC
+        Xtr, ytr, Xte, yte = _newsgroups(data_dir, quick)
+        data = "20NG tf-idf%s (%dx%d)" % (" quick" if quick else "", *Xtr.shape)
+        C, tol = 1.0, 1e-4
+        for loss, short in (("squared_hinge", "L2"), ("hinge", "L1")):
+            peer_fit = _quiet(lambda: SkLinearSVC(loss=loss, C=C, tol=tol, max_iter=1000,
+                                                  random_state=0).fit(Xtr, ytr))
+            ours_fit = _quiet(lambda: LinearSVC(loss=loss, C=C, tol=tol, max_iter=1000,
+                                                random_state=0).fit(Xtr, ytr))
+            ours2_fit = _quiet(lambda: LinearSVC(loss=loss, C=C, tol=tol, max_iter=1000,
+                                                 random_state=0, n_jobs=2).fit(Xtr, ytr))
+            p_s, peer = _harness.median_time(peer_fit, repeat)
+            o_s, ours = _harness.median_time(ours_fit, repeat)
+            o2_s, ours2 = _harness.median_time(ours2_fit, repeat)
+            p_obj = _ovr_primal_sum(Xtr, ytr, peer.classes_, peer.coef_, peer.intercept_, C, loss)
+            d_obj = -float(np.sum(ours.dual_objective_))
+            rel = abs(p_obj - d_obj) / p_obj
+            pq = "acc %.4f obj %.2f" % (_acc(peer, Xte, yte), p_obj)
+            oq = "acc %.4f obj %.2f rel %.1e" % (_acc(ours, Xte, yte), d_obj, rel)
+            rows.append(_harness.make_row("LinearSVC %s OvR" % short, data,
+                                          "sklearn LinearSVC (liblinear)", p_s, o_s, pq, oq))
+            rows.append(_harness.make_row("LinearSVC %s OvR n_jobs=2" % short, data,
+                                          "sklearn LinearSVC (liblinear)", p_s, o2_s, pq,
+                                          "acc %.4f" % _acc(ours2, Xte, yte)))
+        # Crammer-Singer at LIBLINEAR's tol as passed by scikit-learn
+        cs_peer_fit = _quiet(lambda: SkLinearSVC(multi_class="crammer_singer", C=C, tol=tol,
+                                                 max_iter=1000, random_state=0).fit(Xtr, ytr))
+        cs_fit = _quiet(lambda: CrammerSingerSVC(C=C, tol=tol, max_iter=1000,
+                                                 random_state=0).fit(Xtr, ytr))
+        p_s, peer = _harness.median_time(cs_peer_fit, heavy)
+        o_s, cs = _harness.median_time(cs_fit, min(repeat, 3))
+        rows.append(_harness.make_row("Crammer-Singer", data,
+                                      "sklearn LinearSVC crammer_singer (liblinear -s 4)",
+                                      p_s, o_s, "acc %.4f" % _acc(peer, Xte, yte),
+                                      "acc %.4f" % _acc(cs, Xte, yte),
+                                      note="peer timed once (slow)"))
+        ww_fit = _quiet(lambda: WestonWatkinsSVC(C=C, tol=1e-2, max_iter=1000,
+                                                 random_state=0).fit(Xtr, ytr))
+        w_s, ww = _harness.median_time(ww_fit, min(repeat, 3))
+        rows.append(_harness.make_row(
+            "Weston-Watkins (tol 1e-2)", data, None, None, w_s, None,
+            "acc %.4f (CS %.4f, OvR L2 see above)" % (_acc(ww, Xte, yte), _acc(cs, Xte, yte)),
+            note="no mainstream peer implements Weston-Watkins; compare with the CS and "
+                 "OvR rows"))
+        # averaged perceptron, same number of epochs
+        epochs = 10
+        sgd_fit = _quiet(lambda: SGDClassifier(loss="perceptron", penalty=None, alpha=0.0,
+                                               learning_rate="constant", eta0=1.0,
+                                               average=True, max_iter=epochs, tol=None,
+                                               shuffle=True, random_state=0).fit(Xtr, ytr))
+        perc_fit = _quiet(lambda: Perceptron(average=True, max_iter=epochs,
+                                             random_state=0).fit(Xtr, ytr))
+        p_s, peer = _harness.median_time(sgd_fit, repeat)
+        o_s, perc = _harness.median_time(perc_fit, repeat)
+        rows.append(_harness.make_row(
+            "averaged perceptron %d epochs" % epochs, data,
+            "sklearn SGDClassifier(perceptron, average)", p_s, o_s,
+            "acc %.4f" % _acc(peer, Xte, yte),
+            "acc %.4f (%d epochs)" % (_acc(perc, Xte, yte), perc.n_iter_),
+            note="peer: one-vs-rest binary perceptrons; linclass: multi-class perceptron"))
+        # ridge
+        ridge_peer = lambda: SkRidge(alpha=1.0).fit(Xtr, ytr)  # noqa: E731
+        ridge_ours = _quiet(lambda: RidgeClassifier(alpha=1.0, tol=1e-6).fit(Xtr, ytr))
+        p_s, peer = _harness.median_time(ridge_peer, repeat)
+        o_s, ridge = _harness.median_time(ridge_ours, repeat)
+        diff = float(np.max(np.abs(peer.coef_ - ridge.coef_)) / np.max(np.abs(peer.coef_)))
+        rows.append(_harness.make_row("ridge classifier", data, "sklearn RidgeClassifier",
+                                      p_s, o_s, "acc %.4f" % _acc(peer, Xte, yte),
+                                      "acc %.4f coef rel diff %.1e" % (_acc(ridge, Xte, yte),
+                                                                       diff)))
+    else:
+        rows.append(_harness.make_row("20NG cases", "20 Newsgroups", None, None, None,
+                                      note="skipped: 20newsgroups_bydate data or "
+                                           "scikit-learn missing"))
+
+    liblinear = _harness.import_peer("liblinear.liblinearutil")
+    for name in ("a9a", "w8a"):
+        if not (data_dir / "libsvm_binary").exists():
+            break
+        X, y, Xt, yt = _libsvm(data_dir, name, quick)
+        data = "%s%s (%dx%d)" % (name, " quick" if quick else "", *X.shape)
+        C, tol = 1.0, 1e-4
+        for loss, solver_type in (("squared_hinge", 1), ("hinge", 3)):
+            ours_fit = _quiet(lambda: LinearSVC(loss=loss, C=C, tol=tol, max_iter=1000,
+                                                random_state=0).fit(X, y))
+            o_s, ours = _harness.median_time(ours_fit, repeat)
+            d_obj = -float(ours.dual_objective_[0])
+            oq = "acc %.4f obj %.2f" % (_acc(ours, Xt, yt), d_obj)
+            if liblinear is None:
+                rows.append(_harness.make_row("LinearSVC %s" % loss, data, None, None, o_s,
+                                              None, oq, note="liblinear-official missing"))
+                continue
+            ysign = np.where(y == ours.classes_[1], 1, -1)
+            prob = liblinear.problem(ysign.tolist(), X)
+            opts = "-s %d -c %g -e %g -B 1 -q" % (solver_type, C, tol)
+            p_s, model = _harness.median_time(lambda: liblinear.train(prob, opts), repeat)
+            w, b = model.get_decfun()
+            w = np.append(np.asarray(w), b)
+            if model.get_labels()[0] != 1:
+                w = -w
+            p_obj = svm_primal_objective(X, ysign.astype(float), w, 1.0,
+                                         np.full(X.shape[0], C), loss)
+            pred = np.where(np.asarray(Xt @ w[:-1]).ravel() + w[-1] > 0, ours.classes_[1],
+                            ours.classes_[0])
+            rel = abs(p_obj - d_obj) / p_obj
+            rows.append(_harness.make_row(
+                "LinearSVC %s" % loss, data, "liblinear-official -s %d" % solver_type, p_s,
+                o_s, "acc %.4f obj %.2f" % (np.mean(pred == yt), p_obj),
+                oq + " rel %.1e" % rel))
+        if sklearn is not None:
+            from sklearn.linear_model import Lasso
+            alpha = 1e-3
+            ysign = np.where(y == np.unique(y)[1], 1.0, -1.0)
+            p_s, peer = _harness.median_time(
+                _quiet(lambda: Lasso(alpha=alpha, tol=1e-4, max_iter=1000).fit(X, ysign)),
+                repeat)
+            o_s, lasso = _harness.median_time(
+                _quiet(lambda: LassoClassifier(alpha=alpha, tol=1e-4, max_iter=1000).fit(X, y)),
+                repeat)
+            diff = float(np.max(np.abs(peer.coef_ - lasso.coef_[0])))
+            acc_peer = float(np.mean(np.where(peer.predict(Xt) > 0, np.unique(y)[1],
+                                              np.unique(y)[0]) == yt))
+            rows.append(_harness.make_row(
+                "lasso classifier a=1e-3", data, "sklearn Lasso on +-1 targets", p_s, o_s,
+                "acc %.4f nnz %d" % (acc_peer, np.count_nonzero(peer.coef_)),
+                "acc %.4f nnz %d max|dw| %.1e" % (_acc(lasso, Xt, yt),
+                                                  np.count_nonzero(lasso.coef_), diff)))
+    return rows
+
+
+if __name__ == "__main__":
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--data", type=pathlib.Path, default=_harness.default_data_dir())
+    args = parser.parse_args()
+    print(_harness.format_table(run(args.quick, args.data)))

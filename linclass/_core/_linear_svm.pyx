@@ -1,0 +1,517 @@
+"""Linear SVM solvers: dual coordinate descent (binary, L1/L2 loss), the
+Crammer-Singer and Weston-Watkins multi-class duals by block coordinate
+descent, and the Pegasos primal stochastic sub-gradient method.
+
+Data rows come through `Rows` (dense or CSR).  A bias is an extra constant
+feature of value `bias` (0 disables it) whose weight is stored after the
+n_features weights and is regularised like any other weight (as in LIBLINEAR).
+
+Binary dual (Hsieh, Chang, Lin, Keerthi & Sundararajan, ICML 2008, "A dual
+coordinate descent method for large-scale linear SVM"):
+
+    min_a  0.5 a^T (Q + D) a - e^T a,   0 <= a_i <= U_i,   Q_ij = s_i s_j x_i.x_j
+    L1 loss (hinge):         D_ii = 0,          U_i = C_i
+    L2 loss (squared hinge): D_ii = 1 / (2 C_i), U_i = inf
+    w = sum_i a_i s_i x_i
+
+One coordinate at a time in a random order, with the shrinking heuristic of
+the paper (sec. 3.2): a variable at a bound whose projected gradient points
+outside by more than last pass's extreme values leaves the active set; at
+convergence on the active set all variables are checked once more.
+
+Crammer & Singer (2001) dual, solved one example block at a time by the
+sequential dual method of Keerthi, Sundararajan, Chang, Hsieh & Lin (KDD
+2008), whose sub-problem has a closed form after sorting K numbers.
+
+Weston & Watkins (1999) / Vapnik (1998) multi-class SVM:
+
+    min_W 0.5 sum_m ||w_m||^2 + sum_i C_i sum_{m != y_i} max(0, 1 - (w_{y_i} - w_m).x_i)
+
+Its dual has one variable a_im in [0, C_i] per example and wrong class with
+w_m = sum_i ([m = y_i] sum_r a_ir - [m != y_i] a_im) x_i and only box
+constraints; block coordinate descent updates the K-1 variables of one example
+exactly one after the other, keeping the K scores W^T x_i current in O(1) per
+variable, then writes the combined change into W in one pass over the row.
+
+Pegasos (Shalev-Shwartz, Singer, Srebro & Cotter, 2011): step 1/(lambda t),
+O(1) shrinkage through a scaled weight vector, optional projection onto the
+ball holding the optimum (radius sqrt(2 f(0) / lambda)).
+
+The caller (linclass.svm, linclass.multiclass) validates every array.
+"""
+from libc.math cimport fabs, sqrt, INFINITY
+from libc.stdlib cimport qsort
+from libc.string cimport memset
+
+import numpy as np
+
+from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy, row_sq_norm
+from linclass._core._rowsview cimport rows_from_views
+from linclass._core._weights cimport ScaledWeights, sw_init, sw_dot, sw_add, sw_scale, sw_reset_scale
+from linclass._core._random cimport Rng, rng_seed, rng_shuffle
+
+
+# ------------------------------------------------------ binary dual CD --
+
+cdef void binary_rebuild_w(const Rows* X, const double* ysign, const double* alpha,
+                           double bias, double* w) noexcept nogil:
+    """w = sum_i alpha_i s_i [x_i, bias]"""
+    cdef Py_ssize_t i, nnz
+    cdef const double* values
+    cdef const int* indices
+    memset(w, 0, (X.n_cols + 1) * sizeof(double))
+    for i in range(X.n_rows):
+        if alpha[i] != 0.0:
+            nnz = rows_get(X, i, &values, &indices)
+            row_axpy(alpha[i] * ysign[i], values, indices, nnz, w)
+            w[X.n_cols] += alpha[i] * ysign[i] * bias
+
+
+cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, const double* upper,
+                               const double* diag, double bias, double* w, double* alpha,
+                               double* QD, int* index, Py_ssize_t n_active_all,
+                               double tol, Py_ssize_t max_iter, bint shrinking, Rng* rng,
+                               double* violation) noexcept nogil:
+    """Dual CD passes until max PG - min PG <= tol on all variables; returns passes."""
+    cdef Py_ssize_t it = 0, s, i, nnz, active = n_active_all
+    cdef Py_ssize_t d = X.n_cols
+    cdef int tmp
+    cdef const double* values
+    cdef const int* indices
+    cdef double G, PG, old, step
+    cdef double PGmax_old = INFINITY, PGmin_old = -INFINITY
+    cdef double PGmax_new, PGmin_new
+    violation[0] = INFINITY
+    while it < max_iter:
+        PGmax_new = -INFINITY
+        PGmin_new = INFINITY
+        rng_shuffle(rng, index, active)
+        s = 0
+        while s < active:
+            i = index[s]
+            nnz = rows_get(X, i, &values, &indices)
+            # G = s_i (w . x_i) - 1 + D_ii a_i     (gradient of the dual in a_i)
+            G = ysign[i] * (row_dot(values, indices, nnz, w) + w[d] * bias) - 1.0 \
+                + diag[i] * alpha[i]
+            PG = 0.0
+            if alpha[i] == 0.0:
+                if shrinking and G > PGmax_old:
+                    active -= 1
+                    tmp = index[s]
+                    index[s] = index[active]
+                    index[active] = tmp
+                    continue
+                if G < 0.0:
+                    PG = G
+            elif alpha[i] >= upper[i]:
+                if shrinking and G < PGmin_old:
+                    active -= 1
+                    tmp = index[s]
+                    index[s] = index[active]
+                    index[active] = tmp
+                    continue
+                if G > 0.0:
+                    PG = G
+            else:
+                PG = G
+            if PG > PGmax_new:
+                PGmax_new = PG
+            if PG < PGmin_new:
+                PGmin_new = PG
+            if fabs(PG) > 1e-12:
+                old = alpha[i]
+                alpha[i] = old - G / QD[i]                         # Newton step, then clip
+                if alpha[i] < 0.0:
+                    alpha[i] = 0.0
+                elif alpha[i] > upper[i]:
+                    alpha[i] = upper[i]
+                step = (alpha[i] - old) * ysign[i]
+                row_axpy(step, values, indices, nnz, w)              # w += step * x_i
+                w[d] += step * bias
+            s += 1
+        it += 1
+        violation[0] = PGmax_new - PGmin_new
+        if violation[0] <= tol:
+            if active == n_active_all:
+                break
+            active = n_active_all                                  # verify all variables
+            PGmax_old = INFINITY
+            PGmin_old = -INFINITY
+            continue
+        PGmax_old = PGmax_new if PGmax_new > 0.0 else INFINITY
+        PGmin_old = PGmin_new if PGmin_new < 0.0 else -INFINITY
+    return it
+
+
+def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+                Py_ssize_t n_features, const double[::1] ysign, const double[::1] cost,
+                int loss, double bias, double[::1] w, double[::1] alpha, double tol,
+                Py_ssize_t max_iter, bint shrinking, unsigned long long seed):
+    """Binary linear SVM by dual coordinate descent, in place on ``w``/``alpha``.
+
+    ``ysign`` is +-1 per sample, ``cost`` the per-sample C (C x class weight x
+    sample weight, >= 0; samples with cost 0 are left out), ``loss`` 1 (hinge)
+    or 2 (squared hinge), ``bias`` the value of the constant feature (0 = no
+    bias).  ``w`` has n_features + 1 entries (last: bias weight) and is
+    rebuilt from ``alpha`` (the warm start) before the first pass.
+
+    Returns (n_passes, max_violation).
+    """
+    if w.shape[0] != n_features + 1 or alpha.shape[0] != n_samples \
+            or ysign.shape[0] != n_samples or cost.shape[0] != n_samples or n_samples < 1:
+        raise ValueError("dual_cd_svc: inconsistent array shapes")
+    if loss != 1 and loss != 2:
+        raise ValueError("loss must be 1 or 2")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    upper_arr = np.empty(n_samples)
+    diag_arr = np.zeros(n_samples)
+    QD_arr = np.empty(n_samples)
+    index_arr = np.empty(n_samples, dtype=np.int32)
+    cdef double[::1] upper = upper_arr, diag = diag_arr, QD = QD_arr
+    cdef int[::1] index = index_arr
+    cdef Py_ssize_t i, nnz, n_active = 0, n_iter
+    cdef const double* values
+    cdef const int* ind
+    cdef double violation = 0.0
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    with nogil:
+        for i in range(n_samples):
+            if cost[i] > 0.0:
+                index[n_active] = <int>i
+                n_active += 1
+            else:
+                alpha[i] = 0.0
+            if loss == 1:
+                upper[i] = cost[i]
+                diag[i] = 0.0
+            else:
+                upper[i] = INFINITY
+                diag[i] = 0.5 / cost[i] if cost[i] > 0.0 else 0.0
+            if alpha[i] < 0.0:
+                alpha[i] = 0.0
+            if alpha[i] > upper[i]:
+                alpha[i] = upper[i]
+            nnz = rows_get(&X, i, &values, &ind)
+            QD[i] = row_sq_norm(values, nnz) + bias * bias + diag[i]   # Q_ii + D_ii
+        binary_rebuild_w(&X, &ysign[0], &alpha[0], bias, &w[0])
+        n_iter = binary_dual_cd(&X, &ysign[0], &upper[0], &diag[0], bias, &w[0], &alpha[0],
+                                &QD[0], &index[0], n_active, tol, max_iter, shrinking,
+                                &rng, &violation)
+    return n_iter, violation
+
+
+# ------------------------------------------------------------- Pegasos --
+
+def pegasos_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+                Py_ssize_t n_features, const double[::1] ysign, const double[::1] cost,
+                double lam, int loss, double bias, double[::1] w, double t_start,
+                Py_ssize_t n_epochs, bint project, double radius2, unsigned long long seed):
+    """Pegasos epochs on ``w`` (n_features + 1, last entry the bias weight).
+
+    Minimises ``lam/2 ||w||^2 + 1/n sum_i cost_i loss(s_i w.[x_i, bias])`` with
+    ``loss`` 1 (hinge) or 2 (squared hinge); ``t_start`` is the number of
+    steps already taken (warm start).  Returns the new step count.
+    """
+    if w.shape[0] != n_features + 1 or ysign.shape[0] != n_samples \
+            or cost.shape[0] != n_samples or n_samples < 1:
+        raise ValueError("pegasos_svc: inconsistent array shapes")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    order_arr = np.arange(n_samples, dtype=np.int32)
+    cdef int[::1] order = order_arr
+    cdef Py_ssize_t epoch, k, i, nnz, d = n_features
+    cdef const double* values
+    cdef const int* ind
+    cdef double t = t_start, eta, margin, g, old
+    cdef ScaledWeights v
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    with nogil:
+        sw_init(&v, &w[0], n_features + 1)
+        for epoch in range(n_epochs):
+            rng_shuffle(&rng, &order[0], n_samples)
+            for k in range(n_samples):
+                i = order[k]
+                t += 1.0
+                eta = 1.0 / (lam * t)
+                nnz = rows_get(&X, i, &values, &ind)
+                margin = ysign[i] * (sw_dot(&v, values, ind, nnz) + v.scale * v.w[d] * bias)
+                sw_scale(&v, 1.0 - eta * lam)                      # w *= 1 - eta lam
+                if margin < 1.0 and cost[i] > 0.0:
+                    g = cost[i] if loss == 1 else 2.0 * cost[i] * (1.0 - margin)
+                    g *= eta * ysign[i]
+                    sw_add(&v, g, values, ind, nnz)                # w += g x_i
+                    old = v.w[d]
+                    v.w[d] = old + g * bias / v.scale              # bias weight += g bias
+                    v.sq_norm += 2.0 * g * bias * v.scale * old + g * g * bias * bias
+                if project and v.sq_norm > radius2:
+                    sw_scale(&v, sqrt(radius2 / v.sq_norm))        # project onto the ball
+        sw_reset_scale(&v)
+    return t
+
+
+# ------------------------------------------------ multi-class helpers --
+
+cdef void scores_all(const double* W, Py_ssize_t K, const double* values, const int* indices,
+                     Py_ssize_t nnz, double bias, Py_ssize_t d, double* out) noexcept nogil:
+    """out[:K] = [x, bias] @ W      (W is (d + 1, K) row-major)"""
+    cdef Py_ssize_t k, m
+    cdef const double* wrow
+    cdef double v
+    for m in range(K):
+        out[m] = bias * W[d * K + m]
+    for k in range(nnz):
+        wrow = W + (k if indices == NULL else indices[k]) * K
+        v = values[k]
+        for m in range(K):
+            out[m] += v * wrow[m]
+
+
+cdef void add_columns(double* W, Py_ssize_t K, const double* values, const int* indices,
+                      Py_ssize_t nnz, double bias, Py_ssize_t d, const double* delta,
+                      const int* changed, Py_ssize_t n_changed) noexcept nogil:
+    """W[:, m] += delta[m] * [x, bias] for m in changed"""
+    cdef Py_ssize_t k, c, m
+    cdef double* wrow
+    cdef double v
+    for k in range(nnz):
+        wrow = W + (k if indices == NULL else indices[k]) * K
+        v = values[k]
+        for c in range(n_changed):
+            m = changed[c]
+            wrow[m] += delta[m] * v
+    for c in range(n_changed):
+        m = changed[c]
+        W[d * K + m] += delta[m] * bias
+
+
+cdef int compare_desc(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    if x > y:
+        return -1
+    if x < y:
+        return 1
+    return 0
+
+
+# -------------------------------------------------------- Crammer-Singer --
+
+cdef void cs_subproblem(double A, Py_ssize_t K, int yi, double Ci, const double* B,
+                        double* D, double* alpha_new) noexcept nogil:
+    """argmin_a 0.5 A ||a||^2 + B.a  s.t. a_m <= C_i [m = y_i], sum_m a_m = 0.
+
+    Closed form (Crammer & Singer 2001, sec. 6; Keerthi et al. 2008):
+    a_m = min(C_i [m = y_i], (beta - B_m) / A) with beta found on the sorted
+    values D = B + A C_i e_{y_i}."""
+    cdef Py_ssize_t r, m
+    cdef double beta
+    for m in range(K):
+        D[m] = B[m]
+    D[yi] += A * Ci
+    qsort(D, K, sizeof(double), compare_desc)
+    beta = D[0] - A * Ci
+    r = 1
+    while r < K and beta < r * D[r]:
+        beta += D[r]
+        r += 1
+    beta /= r
+    for m in range(K):
+        alpha_new[m] = (beta - B[m]) / A
+        if m == yi:
+            if alpha_new[m] > Ci:
+                alpha_new[m] = Ci
+        elif alpha_new[m] > 0.0:
+            alpha_new[m] = 0.0
+
+
+def crammer_singer(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+                   Py_ssize_t n_features, const int[::1] y, const double[::1] cost,
+                   double bias, double[:, ::1] W, double[:, ::1] alpha, double tol,
+                   Py_ssize_t max_iter, unsigned long long seed):
+    """Crammer-Singer multi-class SVM dual by sequential block updates.
+
+    Dual (one block a_i in R^K per example):
+        min 0.5 sum_m ||w_m||^2 + sum_i sum_{m != y_i} a_im
+        s.t. a_im <= C_i [m = y_i], sum_m a_im = 0,  w_m = sum_i a_im [x_i, bias]
+    ``W`` is (n_features + 1, K), rebuilt from ``alpha`` (n_samples, K) first.
+    Stops when max_i (max_m G_im - min_{m: a_im < bound} G_im) <= tol.
+    Returns (n_passes, max_violation).
+    """
+    cdef Py_ssize_t K = W.shape[1]
+    if W.shape[0] != n_features + 1 or alpha.shape[0] != n_samples or alpha.shape[1] != K \
+            or y.shape[0] != n_samples or cost.shape[0] != n_samples or n_samples < 1 or K < 2:
+        raise ValueError("crammer_singer: inconsistent array shapes")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    cdef double[::1] G = np.zeros(K), B = np.zeros(K), D = np.zeros(K), a_new = np.zeros(K)
+    cdef double[::1] delta = np.zeros(K), sqn = np.zeros(n_samples)
+    cdef int[::1] changed = np.zeros(K, dtype=np.int32)
+    cdef int[::1] order = np.arange(n_samples, dtype=np.int32)
+    cdef Py_ssize_t it = 0, k, i, m, nnz, n_changed, d = n_features
+    cdef const double* values
+    cdef const int* ind
+    cdef double A, maxG, minG, bound, worst = INFINITY
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    with nogil:
+        memset(&W[0, 0], 0, (d + 1) * K * sizeof(double))
+        for i in range(n_samples):
+            nnz = rows_get(&X, i, &values, &ind)
+            sqn[i] = row_sq_norm(values, nnz) + bias * bias
+            n_changed = 0
+            for m in range(K):
+                if alpha[i, m] != 0.0:
+                    delta[m] = alpha[i, m]
+                    changed[n_changed] = <int>m
+                    n_changed += 1
+            if n_changed:
+                add_columns(&W[0, 0], K, values, ind, nnz, bias, d, &delta[0],
+                            &changed[0], n_changed)        # W[:, m] += a_im x_i
+        while it < max_iter:
+            worst = 0.0
+            rng_shuffle(&rng, &order[0], n_samples)
+            for k in range(n_samples):
+                i = order[k]
+                A = sqn[i]
+                if cost[i] <= 0.0 or A <= 0.0:
+                    continue
+                nnz = rows_get(&X, i, &values, &ind)
+                scores_all(&W[0, 0], K, values, ind, nnz, bias, d, &G[0])   # G = W^T x_i
+                maxG = -INFINITY
+                minG = INFINITY
+                for m in range(K):
+                    if m != y[i]:
+                        G[m] += 1.0                                  # + e_im
+                    bound = cost[i] if m == y[i] else 0.0
+                    if G[m] > maxG:
+                        maxG = G[m]
+                    if alpha[i, m] < bound and G[m] < minG:
+                        minG = G[m]
+                if maxG - minG > worst:
+                    worst = maxG - minG
+                if maxG - minG <= 1e-12:
+                    continue
+                for m in range(K):
+                    B[m] = G[m] - A * alpha[i, m]
+                cs_subproblem(A, K, y[i], cost[i], &B[0], &D[0], &a_new[0])
+                n_changed = 0
+                for m in range(K):
+                    delta[m] = a_new[m] - alpha[i, m]
+                    if fabs(delta[m]) > 1e-12:
+                        changed[n_changed] = <int>m
+                        n_changed += 1
+                        alpha[i, m] = a_new[m]
+                add_columns(&W[0, 0], K, values, ind, nnz, bias, d, &delta[0],
+                            &changed[0], n_changed)            # W[:, m] += delta_m x_i
+            it += 1
+            if worst <= tol:
+                break
+    return it, worst
+
+
+# -------------------------------------------------------- Weston-Watkins --
+
+def weston_watkins(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+                   Py_ssize_t n_features, const int[::1] y, const double[::1] cost,
+                   double bias, double[:, ::1] W, double[:, ::1] alpha, double tol,
+                   Py_ssize_t max_iter, Py_ssize_t inner_sweeps, unsigned long long seed):
+    """Weston-Watkins multi-class SVM dual by block coordinate descent.
+
+    Dual: min 0.5 sum_m ||w_m||^2 - sum_i sum_{m != y_i} a_im, 0 <= a_im <= C_i
+    (alpha[i, y_i] is unused and kept 0).  ``W`` (n_features + 1, K) is rebuilt
+    from ``alpha`` first.  Each visit of example i makes up to ``inner_sweeps``
+    exact coordinate sweeps over its K - 1 variables.  Stops when the largest
+    projected gradient of a pass is <= tol.  Returns (n_passes, max_violation).
+    """
+    cdef Py_ssize_t K = W.shape[1]
+    if W.shape[0] != n_features + 1 or alpha.shape[0] != n_samples or alpha.shape[1] != K \
+            or y.shape[0] != n_samples or cost.shape[0] != n_samples or n_samples < 1 or K < 2:
+        raise ValueError("weston_watkins: inconsistent array shapes")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    cdef double[::1] s = np.zeros(K), delta = np.zeros(K), sqn = np.zeros(n_samples)
+    cdef int[::1] changed = np.zeros(K, dtype=np.int32)
+    cdef int[::1] order = np.arange(n_samples, dtype=np.int32)
+    cdef Py_ssize_t it = 0, k, i, m, nnz, n_changed, sweep, d = n_features
+    cdef int yi
+    cdef const double* values
+    cdef const int* ind
+    cdef double q, g, pg, a, step, total, worst = INFINITY, sweep_change
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    with nogil:
+        memset(&W[0, 0], 0, (d + 1) * K * sizeof(double))
+        for i in range(n_samples):
+            nnz = rows_get(&X, i, &values, &ind)
+            sqn[i] = row_sq_norm(values, nnz) + bias * bias
+            alpha[i, y[i]] = 0.0
+            total = 0.0
+            n_changed = 0
+            for m in range(K):
+                delta[m] = 0.0
+                if alpha[i, m] != 0.0:
+                    delta[m] = -alpha[i, m]
+                    total += alpha[i, m]
+                    changed[n_changed] = <int>m
+                    n_changed += 1
+            if n_changed:
+                delta[y[i]] = total
+                changed[n_changed] = y[i]
+                n_changed += 1
+                add_columns(&W[0, 0], K, values, ind, nnz, bias, d, &delta[0],
+                            &changed[0], n_changed)
+        while it < max_iter:
+            worst = 0.0
+            rng_shuffle(&rng, &order[0], n_samples)
+            for k in range(n_samples):
+                i = order[k]
+                q = sqn[i]
+                yi = y[i]
+                if cost[i] <= 0.0 or q <= 0.0:
+                    continue
+                nnz = rows_get(&X, i, &values, &ind)
+                scores_all(&W[0, 0], K, values, ind, nnz, bias, d, &s[0])   # s = W^T x_i
+                for m in range(K):
+                    delta[m] = 0.0
+                for sweep in range(inner_sweeps):
+                    sweep_change = 0.0
+                    for m in range(K):
+                        if m == yi:
+                            continue
+                        a = alpha[i, m]
+                        g = s[yi] - s[m] - 1.0           # d dual / d a_im
+                        if a <= 0.0:
+                            pg = g if g < 0.0 else 0.0
+                        elif a >= cost[i]:
+                            pg = g if g > 0.0 else 0.0
+                        else:
+                            pg = g
+                        if sweep == 0 and fabs(pg) > worst:
+                            worst = fabs(pg)
+                        if pg == 0.0:
+                            continue
+                        a = a - g / (2.0 * q)
+                        if a < 0.0:
+                            a = 0.0
+                        elif a > cost[i]:
+                            a = cost[i]
+                        step = a - alpha[i, m]
+                        alpha[i, m] = a
+                        s[yi] += step * q                    # w_y += step x_i
+                        s[m] -= step * q                     # w_m -= step x_i
+                        delta[yi] += step
+                        delta[m] -= step
+                        if fabs(step) > sweep_change:
+                            sweep_change = fabs(step)
+                    if sweep_change <= 1e-12:
+                        break
+                n_changed = 0
+                for m in range(K):
+                    if delta[m] != 0.0:
+                        changed[n_changed] = <int>m
+                        n_changed += 1
+                if n_changed:
+                    add_columns(&W[0, 0], K, values, ind, nnz, bias, d, &delta[0],
+                                &changed[0], n_changed)
+            it += 1
+            if worst <= tol:
+                break
+    return it, worst
