@@ -105,7 +105,7 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         sample_weight = check_sample_weight(sample_weight, n_samples)
         keep = sample_weight > 0
         if not keep.any():
-            raise ValueError("every sample has weight 0: nothing to train on")
+            raise ValueError("every sample has weight zero: nothing to train on")
         positive = sample_weight[keep]
         if not np.allclose(positive, positive[0]):
             raise ValueError("KernelPerceptron supports only equal sample weights (or 0 "

@@ -311,7 +311,7 @@ class SVC(ClassifierMixin, BaseEstimator):
                         class_weight_vector(self.class_weight, classes, codes,
                                             sample_weight)[codes])
         if not (C_per_sample > 0).any():
-            raise ValueError("every sample has weight 0 (sample_weight * class_weight): "
+            raise ValueError("every sample has weight zero (sample_weight * class_weight): "
                              "nothing to train on")
         n_classes = len(classes)
         self.classes_ = classes
