@@ -17,7 +17,8 @@ Cases (data in ``<data>``; see each folder's README):
 * UD English EWT UPOS with a standard POS template, 10 epochs: accuracy.
 * CoNLL-2002 NER (esp, ned) with the sklearn-crfsuite tutorial features:
   entity F1 on testb.
-* The structural SVM tagger on CoNLL-2000 (a subsample with ``--quick``).
+
+The structural SVM tagger has its own suite, ``bench_sequence_ssvm.py``.
 """
 import os
 import pathlib
@@ -312,25 +313,6 @@ def case_ner(data_dir, quick, rows, pycrfsuite, repeat, lang):
                  pycrfsuite, repeat)
 
 
-def case_ssvm(data_dir, quick, rows, repeat):
-    folder = data_dir / "conll2000_chunking"
-    Xtr, Ytr = _read(folder / "train.txt.gz", (0, 1), 2)
-    Xte, Yte = _read(folder / "test.txt.gz", (0, 1), 2)
-    if quick:
-        Xtr, Ytr = Xtr[:1000], Ytr[:1000]
-    t0 = time.perf_counter()
-    svm = SequenceTagger(features="chunking", trainer="ssvm", C=0.1, max_iter=50).fit(Xtr, Ytr)
-    t_svm = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    per = SequenceTagger(features="chunking", max_iter=EPOCHS, random_state=0).fit(Xtr, Ytr)
-    t_per = time.perf_counter() - t0
-    rows.append(_harness.make_row(
-        "SSVM vs perceptron tagger", "CoNLL-2000 (%d sent)" % len(Xtr), "linclass perceptron",
-        t_per, t_svm, _ef1(Yte, per.predict(Xte)), _ef1(Yte, svm.predict(Xte)),
-        note="peer column = linclass averaged perceptron (10 ep); linclass column = "
-             "structural SVM (C=0.1, 1-slack cutting plane)"))
-
-
 def run(quick, data_dir):
     data_dir = pathlib.Path(data_dir)
     pycrfsuite = _harness.import_peer("pycrfsuite")
@@ -340,10 +322,4 @@ def run(quick, data_dir):
     case_ud(data_dir, quick, rows, pycrfsuite, 1 if quick else repeat)
     for lang in ("esp", "ned"):
         case_ner(data_dir, quick, rows, pycrfsuite, 1 if quick else repeat, lang)
-    if os.environ.get("LINCLASS_BENCH_SKIP_SSVM") != "1":
-        try:
-            case_ssvm(data_dir, quick, rows, repeat)
-        except ImportError as exc:
-            rows.append(_harness.make_row("SSVM tagger", "CoNLL-2000", None, None, None,
-                                          note="not available: %s" % exc))
     return rows

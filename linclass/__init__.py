@@ -34,6 +34,9 @@ _MODELS = {
     "BernoulliNB": "naive_bayes",
     "LogisticRegression": "logistic",
     "MaxEnt": "maxent",
+    "AlignmentLearner": "alignment",
+    "SubstitutionMatrix": "alignment",
+    "CollectiveClassifier": "collective",
     "PCFG": "parsing",
     "DiscriminativeParser": "parsing",
 }

@@ -27,6 +27,9 @@ MODELS = {
               "ridge classification (Cholesky, conjugate gradients for sparse X)"),
     "lasso": ("linclass.least_squares:LassoClassifier", "flat",
               "L1-regularised least-squares classification (coordinate descent)"),
+    "multiclass-svm": ("linclass.multiclass_svm:MultiClassSVM", "flat",
+                       "multi-class SVM as a structure (one-hot, class descriptions or a "
+                       "taxonomy), cutting-plane structural SVM"),
     "multinomial-nb": ("linclass.naive_bayes:MultinomialNB", "flat",
                        "multinomial naive Bayes (counts; Lidstone or m-estimate smoothing)"),
     "bernoulli-nb": ("linclass.naive_bayes:BernoulliNB", "flat",

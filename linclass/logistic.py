@@ -352,8 +352,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             return self._fit_l1(objective, theta0)
         result = minimize(objective.l2, theta0, method="L-BFGS-B", jac=True,
                           options=dict(maxiter=self.max_iter, gtol=self.tol,
-                                       ftol=64 * np.finfo(float).eps, maxls=50,
-                                       iprint=self.verbose - 1 if self.verbose else -1))
+                                       ftol=64 * np.finfo(float).eps, maxls=50))
         return result.x, result.fun, result.nit, result.status != 1
 
     def _fit_l1(self, objective, theta0):

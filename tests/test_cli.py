@@ -89,3 +89,38 @@ def test_ranking_train_evaluate(tmp_path, capsys):
     dump_svmlight_file(X, y, no_qid)
     with pytest.raises(SystemExit, match="qid"):
         main(["train", "--model", "ranksvm", str(no_qid), "-o", str(model)])
+
+
+@pytest.mark.parametrize("model", ["linear-svc", "perceptron", "logistic", "multinomial-nb"])
+def test_flat_train_predict_evaluate(model, tmp_path, capsys):
+    import numpy as np
+    from linclass.datasets import dump_svmlight_file
+    rng = np.random.default_rng(1)
+    X = rng.poisson(1.0, size=(200, 6)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] > X[:, 2] + X[:, 3], 1, -1)
+    path = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, path)
+    out = tmp_path / "m.npz"
+    assert main(["train", "--model", model, str(path), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(out), str(path)]) == 0
+    pred = np.array(capsys.readouterr().out.split(), dtype=float)
+    assert (pred == y).mean() > 0.8
+    assert main(["evaluate", str(out), str(path)]) == 0
+    assert "accuracy:" in capsys.readouterr().out
+
+
+def test_evaluate_plot_roc(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import numpy as np
+    from linclass.datasets import dump_svmlight_file
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((100, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    path = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, path)
+    out = tmp_path / "m.npz"
+    assert main(["train", "--model", "linear-svc", str(path), "-o", str(out)]) == 0
+    png = tmp_path / "roc.png"
+    assert main(["evaluate", str(out), str(path), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"

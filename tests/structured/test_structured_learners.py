@@ -380,6 +380,16 @@ def test_taxonomy_wrapper_and_sklearn_clone():
     np.testing.assert_array_equal(restored.predict(X), m.predict(X))
 
 
+def test_save_and_load(tmp_path):
+    import linclass
+    X, y = blobs(40, 3, 3, seed=6)
+    m = MultiClassSVM("taxonomy", taxonomy={0: ("a", "b"), 1: ("a", "c"), 2: ("d",)}).fit(X, y)
+    m.save(tmp_path / "model.npz")
+    loaded = linclass.load(tmp_path / "model.npz")
+    np.testing.assert_array_equal(loaded.predict(X), m.predict(X))
+    np.testing.assert_allclose(loaded.decision_function(X), m.decision_function(X))
+
+
 # -- bad input -----------------------------------------------------------------------
 def test_bad_inputs_raise_clear_errors():
     X, y = blobs(10, 2, 2, seed=0)

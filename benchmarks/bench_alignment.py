@@ -1,0 +1,154 @@
+"""Sequence alignment: learned scores vs BLOSUM62 on BAliBASE, and DP speed.
+
+Data: BAliBASE 3 Reference 1 (RV11 + RV12), the ``BBS`` variant (homologous
+regions only; 82 cases).  Split: the case names sorted, permuted with
+``numpy.random.default_rng(0)``; the first half of the permutation is the
+training set (41 cases), the rest the test set.  Examples are all sequence
+pairs of a case, with the reference alignment projected on the pair.
+The full run trains on the first 800 training pairs (of 1744) and tests on
+all 1534 test pairs; ``--quick`` trains on the first 200 training pairs and
+tests on the first 300 test pairs.
+
+Cases:
+
+* accuracy (fraction of the reference's aligned residue pairs recovered,
+  pooled over the test pairs) of global alignment with BLOSUM62 and gaps 11/1
+  (BLAST convention: a run of L gaps costs 11 + L; end gaps penalised) vs the
+  learned scores: the 1-slack structural SVM from zero and with BLOSUM62 as a
+  prior feature, and the averaged perceptron from zero and from BLOSUM62.
+  Time = training time.
+* speed: global affine-gap alignment of all test pairs, cells per second,
+  linclass (Cython Gotoh with traceback) vs a row-vectorised numpy Gotoh
+  (score only, no traceback) written here as the reference.  Biopython's
+  ``PairwiseAligner`` is used instead when ``Bio`` is importable; it is not
+  installed in the benchmark environment (and may not be pip-installed there),
+  so the numpy reference is the peer.  The two scores must agree.
+"""
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _harness  # noqa: E402
+
+from linclass.alignment import (AlignmentLearner, SubstitutionMatrix,  # noqa: E402
+                                alignment_accuracy, partners_from_rows)
+from linclass.datasets import load_balibase  # noqa: E402
+from linclass.structured.alignment import AlignmentStructure  # noqa: E402
+
+
+def split_cases(cases, seed=0):
+    names = sorted(c.name for c in cases)
+    perm = np.random.default_rng(seed).permutation(len(names))
+    train = {names[k] for k in perm[:len(names) // 2]}
+    return ([c for c in cases if c.name in train], [c for c in cases if c.name not in train])
+
+
+def pairs_of(cases):
+    pairs, references = [], []
+    for case in cases:
+        for i, j, row_i, row_j in case.pairwise_alignments():
+            pairs.append((case.sequences[i], case.sequences[j]))
+            references.append(partners_from_rows(row_i, row_j))
+    return pairs, references
+
+
+def numpy_gotoh_score(a, b, S, gap_open, gap_extend):
+    """Global affine-gap alignment score (weights: gap run of L adds open + L extend)."""
+    m, n = a.size, b.size
+    ninf = -np.inf
+    j_idx = np.arange(n + 1)
+    M = np.full(n + 1, ninf)
+    X = np.full(n + 1, ninf)
+    M[0] = 0.0
+    Y = gap_open + j_idx * gap_extend
+    Y[0] = ninf
+    for i in range(1, m + 1):
+        best_prev = np.maximum(np.maximum(M, X), Y)
+        M_new = np.empty(n + 1)
+        M_new[0] = ninf
+        M_new[1:] = best_prev[:-1] + S[a[i - 1], b]            # diagonal moves
+        X_new = np.maximum(M + gap_open + gap_extend, X + gap_extend)
+        X_new[0] = gap_open + i * gap_extend
+        H = np.maximum(M_new, X_new)                            # Y[j] = max_k<j H[k] + ...
+        run = np.maximum.accumulate(H - j_idx * gap_extend)
+        Y_new = np.empty(n + 1)
+        Y_new[0] = ninf
+        Y_new[1:] = run[:-1] + gap_open + j_idx[1:] * gap_extend
+        M, X, Y = M_new, X_new, Y_new
+    return float(max(M[n], X[n], Y[n]))
+
+
+def run(quick, data_dir):
+    data_dir = pathlib.Path(data_dir)
+    data = load_balibase(variant="BBS", data_home=data_dir)
+    blosum = SubstitutionMatrix(data.alphabet, data.blosum62)
+    train_cases, test_cases = split_cases(data.cases)
+    P_train, R_train = pairs_of(train_cases)
+    P_test, R_test = pairs_of(test_cases)
+    if quick:
+        P_train, R_train = P_train[:200], R_train[:200]
+        P_test, R_test = P_test[:300], R_test[:300]
+    else:
+        P_train, R_train = P_train[:800], R_train[:800]
+    label = "BAliBASE RV11+RV12 BBS (%d train / %d test pairs)" % (len(P_train), len(P_test))
+    repeat = _harness.n_repeats(quick)
+    rows = []
+
+    structure = AlignmentStructure(blosum.alphabet)
+    X_test = structure.batch_inputs(P_test)
+    w_blosum = blosum.weights(11, 1)
+    t_decode, Y_blosum = _harness.median_time(lambda: structure.batch_decode(w_blosum, X_test),
+                                              repeat)
+    acc_blosum = alignment_accuracy(R_test, Y_blosum)
+
+    configs = [("SVM C=1, from zero", dict(learner="svm", C=1.0,
+                                            max_iter=30 if quick else 100, tol=0.5)),
+               ("SVM C=1, BLOSUM62 prior feature",
+                dict(learner="svm", C=1.0, max_iter=30 if quick else 100, tol=0.5,
+                     init_substitution=data.blosum62)),
+               ("perceptron, from zero", dict(max_iter=3 if quick else 10)),
+               ("perceptron, from BLOSUM62 11/1",
+                dict(max_iter=3 if quick else 10, init_substitution=data.blosum62))]
+    import warnings
+    for name, params in configs:
+        learner = AlignmentLearner(blosum.alphabet, random_state=0, **params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t_fit, learner = _harness.median_time(lambda: learner.fit(P_train, R_train), 1)
+        acc = learner.score(P_test, R_test)
+        rows.append(_harness.make_row(
+            "align accuracy: %s" % name, label, "BLOSUM62 11/1 (no training)", None, t_fit,
+            "acc %.4f" % acc_blosum,
+            "acc %.4f (gaps %.2f/%.2f, %d iter)" % (acc, learner.gap_open_,
+                                                    learner.gap_extend_, learner.n_iter_),
+            note="time = training time of linclass"))
+
+    # speed: cells per second over the test pairs
+    cells = sum(len(a) * len(b) for a, b in P_test)
+    S = data.blosum62.astype(np.float64)
+    peer_pairs = P_test[:60] if quick else P_test[:300]
+    peer_cells = sum(len(a) * len(b) for a, b in peer_pairs)
+    encoded = [(blosum.encode(a), blosum.encode(b)) for a, b in peer_pairs]
+    peer_name = "numpy Gotoh (row-vectorised, score only)"
+    note = "Biopython not installed (pip install not allowed here); numpy reference peer"
+    t_peer, peer_scores = _harness.median_time(
+        lambda: [numpy_gotoh_score(a, b, S, -11.0, -1.0) for a, b in encoded],
+        max(1, repeat // 2))
+    linclass_scores, _ = structure.align(w_blosum, structure.batch_inputs(peer_pairs))
+    if not np.allclose(peer_scores, linclass_scores):
+        raise AssertionError("numpy reference and linclass alignment scores differ")
+    rows.append(_harness.make_row(
+        "global alignment speed (BLOSUM62 11/1)", label, peer_name,
+        t_peer * cells / peer_cells, t_decode,
+        "%.3g cells/s" % (peer_cells / t_peer), "%.3g cells/s (with traceback)" % (cells / t_decode),
+        note=note + "; peer time extrapolated from %d of the %d pairs, scores identical"
+        % (len(peer_pairs), len(P_test))))
+    return rows
+
+
+if __name__ == "__main__":
+    quick = "--quick" in sys.argv
+    result = run(quick, _harness.default_data_dir())
+    print(_harness.format_table(result))

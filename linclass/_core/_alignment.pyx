@@ -1,0 +1,304 @@
+"""Pairwise sequence alignment with affine gaps: Needleman-Wunsch (global) and
+Smith-Waterman (local) by Gotoh's three-state dynamic programme, with an
+optional loss augmentation for the structural SVM.
+
+Scoring (weights, not costs: a gap penalty is a negative weight)
+    score = sum_{aligned (i, j)} S[a_i, b_j]
+            + sum_{gap runs} (gap_open + gap_extend * run_length)
+i.e. a gap run of length L adds ``gap_open + L * gap_extend`` (BLAST's
+convention: "11/1" is gap_open = -11, gap_extend = -1).
+
+States at cell (i, j) (i residues of a and j residues of b consumed):
+    M  the alignment ends with the pair (a_{i-1}, b_{j-1})
+    X  it ends with a_{i-1} against a gap ("gap in b")
+    Y  it ends with b_{j-1} against a gap ("gap in a")
+Transitions M->M,X,Y; X->M,X,Y; Y->M,Y.  Y->X is forbidden: between two
+aligned pairs the unaligned residues of a come before those of b, so every
+set of aligned pairs (a monotone matching) is reached by exactly one path and
+the DP is an exact argmax over matchings for ANY weights (also positive gap
+weights, which occur during learning).
+
+Local mode: an alignment starts and ends with an aligned pair (or is empty,
+score 0); residues outside it are unaligned and cost nothing.
+
+Loss augmentation (Hamming loss over residues of both sequences, weight
+``loss_weight``): given the reference partners ref_a[i] (index into b or -1)
+and ref_b[j], a residue scores +loss_weight when its partner in the candidate
+alignment differs from the reference; in local mode residues outside the
+alignment have partner -1.
+
+Ties are broken towards M, then X, then Y, and towards the earlier
+predecessor.  Traceback pointers take one byte per cell.
+
+Gotoh (1982), J. Mol. Biol. 162:705; Needleman and Wunsch (1970); Smith and
+Waterman (1981).  The caller (linclass.structured.alignment) validates every
+array: no bounds checks happen here.
+"""
+from libc.math cimport INFINITY
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport uint8_t, int32_t, int64_t
+
+import numpy as np
+
+
+cdef enum:
+    FROM_M = 0
+    FROM_X = 1
+    FROM_Y = 2
+    FROM_START = 3
+
+
+cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssize_t n,
+                       const double* S, Py_ssize_t K, double gap_open, double gap_extend,
+                       bint local, const int64_t* ref_a, const int64_t* ref_b,
+                       double loss_weight, double* rows, uint8_t* back,
+                       int64_t* partner) noexcept nogil:
+    """Best (augmented) score; partner[i] = aligned index in b or -1.
+
+    rows: 6 * (n + 1) doubles of workspace; back: (m + 1) * (n + 1) bytes.
+    ref_a / ref_b are NULL without loss augmentation.
+    """
+    cdef double* Mp = rows
+    cdef double* Xp = rows + (n + 1)
+    cdef double* Yp = rows + 2 * (n + 1)
+    cdef double* Mc = rows + 3 * (n + 1)
+    cdef double* Xc = rows + 4 * (n + 1)
+    cdef double* Yc = rows + 5 * (n + 1)
+    cdef double* tmp
+    cdef double open_step = gap_open + gap_extend
+    cdef double best, v, sub, loss_a_gap, start_value, end_value, empty_value
+    cdef double best_end = -INFINITY
+    cdef Py_ssize_t i, j, end_i = 0, end_j = 0
+    cdef int state, end_state = FROM_M
+    cdef uint8_t bp, code
+    cdef bint augment = ref_a != NULL
+    cdef Py_ssize_t total_ref_a = 0, total_ref_b = 0
+    cdef Py_ssize_t prefix_a = 0          # aligned-in-reference residues of a[:i-1]
+    cdef int64_t* prefix_b = NULL
+    cdef const double* srow
+
+    if augment and local:
+        prefix_b = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        prefix_b[0] = 0
+        for j in range(n):
+            prefix_b[j + 1] = prefix_b[j] + (ref_b[j] >= 0)   # cumsum(ref_b >= 0)
+        total_ref_b = prefix_b[n]
+        for i in range(m):
+            total_ref_a += ref_a[i] >= 0
+
+    # row 0
+    Mp[0] = 0.0 if not local else -INFINITY    # global starts in M at (0, 0)
+    Xp[0] = -INFINITY
+    Yp[0] = -INFINITY
+    back[0] = 0
+    for j in range(1, n + 1):
+        Mp[j] = -INFINITY
+        Xp[j] = -INFINITY
+        if local:
+            Yp[j] = -INFINITY
+            back[j] = 0
+        else:
+            v = gap_extend + (loss_weight if augment and ref_b[j - 1] >= 0 else 0.0)
+            if j == 1:
+                Yp[j] = Mp[0] + open_step + v - gap_extend
+                back[j] = FROM_M << 3
+            else:
+                Yp[j] = Yp[j - 1] + v
+                back[j] = FROM_Y << 3
+    for i in range(1, m + 1):
+        srow = S + <Py_ssize_t>a[i - 1] * K
+        loss_a_gap = loss_weight if augment and ref_a[i - 1] >= 0 else 0.0
+        if augment and local and i >= 2:
+            prefix_a += ref_a[i - 2] >= 0
+        # column 0: only X (global)
+        Mc[0] = -INFINITY
+        Yc[0] = -INFINITY
+        if local:
+            Xc[0] = -INFINITY
+            back[i * (n + 1)] = 0
+        elif i == 1:
+            Xc[0] = Mp[0] + open_step + loss_a_gap
+            back[i * (n + 1)] = FROM_M << 2
+        else:
+            Xc[0] = Xp[0] + gap_extend + loss_a_gap
+            back[i * (n + 1)] = 1 << 2
+        for j in range(1, n + 1):
+            # M: max over the diagonal predecessor's states (and a fresh start if local)
+            best = Mp[j - 1]
+            code = FROM_M
+            if Xp[j - 1] > best:
+                best = Xp[j - 1]
+                code = FROM_X
+            if Yp[j - 1] > best:
+                best = Yp[j - 1]
+                code = FROM_Y
+            if local:
+                start_value = 0.0
+                if augment:    # residues before the start are unaligned
+                    start_value = loss_weight * (prefix_a + prefix_b[j - 1])
+                if start_value > best:
+                    best = start_value
+                    code = FROM_START
+            sub = srow[b[j - 1]]                          # S[a[i-1], b[j-1]]
+            if augment:
+                sub += loss_weight * ((ref_a[i - 1] != j - 1) + (ref_b[j - 1] != i - 1))
+            Mc[j] = best + sub
+            bp = code
+            # X: a[i-1] against a gap, from (i-1, j); no Y -> X
+            best = Mp[j] + open_step
+            code = 0
+            v = Xp[j] + gap_extend
+            if v > best:
+                best = v
+                code = 1
+            Xc[j] = best + loss_a_gap
+            bp |= code << 2
+            # Y: b[j-1] against a gap, from (i, j-1)
+            best = Mc[j - 1] + open_step
+            code = FROM_M
+            v = Xc[j - 1] + open_step
+            if v > best:
+                best = v
+                code = FROM_X
+            v = Yc[j - 1] + gap_extend
+            if v > best:
+                best = v
+                code = FROM_Y
+            Yc[j] = best + (loss_weight if augment and ref_b[j - 1] >= 0 else 0.0)
+            bp |= code << 3
+            back[i * (n + 1) + j] = bp
+            if local:
+                end_value = Mc[j]
+                if augment:    # residues after the end are unaligned
+                    end_value += loss_weight * (total_ref_a - prefix_a - (ref_a[i - 1] >= 0)
+                                                + total_ref_b - prefix_b[j])
+                if end_value > best_end:
+                    best_end = end_value
+                    end_i = i
+                    end_j = j
+        tmp = Mp; Mp = Mc; Mc = tmp
+        tmp = Xp; Xp = Xc; Xc = tmp
+        tmp = Yp; Yp = Yc; Yc = tmp
+
+    for i in range(m):
+        partner[i] = -1
+    if local:
+        empty_value = loss_weight * (total_ref_a + total_ref_b) if augment else 0.0
+        if prefix_b != NULL:
+            free(prefix_b)
+        if not (best_end > empty_value):
+            return empty_value
+        i = end_i
+        j = end_j
+        state = FROM_M
+    else:
+        best_end = Mp[n]
+        end_state = FROM_M
+        if Xp[n] > best_end:
+            best_end = Xp[n]
+            end_state = FROM_X
+        if Yp[n] > best_end:
+            best_end = Yp[n]
+            end_state = FROM_Y
+        i = m
+        j = n
+        state = end_state
+    # traceback
+    while i > 0 or j > 0:
+        bp = back[i * (n + 1) + j]
+        if state == FROM_M:
+            partner[i - 1] = j - 1
+            state = bp & 3
+            i -= 1
+            j -= 1
+            if state == FROM_START:
+                break
+        elif state == FROM_X:
+            state = FROM_X if (bp >> 2) & 1 else FROM_M
+            i -= 1
+        else:
+            state = (bp >> 3) & 3
+            j -= 1
+    return best_end
+
+
+def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
+                const int32_t[::1] codes_b, const int64_t[::1] offsets_b,
+                const double[:, ::1] substitution, double gap_open, double gap_extend,
+                bint local, ref_a=None, ref_b=None, double loss_weight=1.0):
+    """Align pairs (a_p, b_p) = (codes_a[offsets_a[p]:offsets_a[p+1]], ...).
+
+    Parameters
+    ----------
+    codes_a, codes_b : int32 arrays of residue codes in [0, K)
+    offsets_a, offsets_b : int64 arrays of length n_pairs + 1
+    substitution : (K, K) float64
+    gap_open, gap_extend : weights (a run of length L adds open + L * extend)
+    local : Smith-Waterman instead of Needleman-Wunsch
+    ref_a, ref_b : None or int64 arrays aligned with codes_a / codes_b: the
+        reference partners (loss augmentation)
+    loss_weight : weight of each wrongly aligned residue
+
+    Returns
+    -------
+    scores : float64 (n_pairs,) best (augmented) scores
+    partners : int64 like codes_a, the aligned index in b of each residue of a, or -1
+    """
+    cdef Py_ssize_t n_pairs = offsets_a.shape[0] - 1
+    cdef Py_ssize_t K = substitution.shape[0]
+    if offsets_b.shape[0] != n_pairs + 1 or n_pairs < 0:
+        raise ValueError("offsets_a and offsets_b must have the same length >= 1")
+    if substitution.shape[1] != K or K == 0:
+        raise ValueError("substitution must be a non-empty square matrix")
+    if offsets_a[n_pairs] != codes_a.shape[0] or offsets_b[n_pairs] != codes_b.shape[0]:
+        raise ValueError("offsets do not match the code arrays")
+    cdef bint augment = ref_a is not None
+    cdef const int64_t[::1] ra
+    cdef const int64_t[::1] rb
+    if augment:
+        ra = ref_a
+        rb = ref_b
+        if ra.shape[0] != codes_a.shape[0] or rb.shape[0] != codes_b.shape[0]:
+            raise ValueError("ref_a / ref_b must have the shapes of codes_a / codes_b")
+    scores_arr = np.zeros(n_pairs, dtype=np.float64)
+    partners_arr = np.full(codes_a.shape[0], -1, dtype=np.int64)
+    cdef double[::1] scores = scores_arr
+    cdef int64_t[::1] partners = partners_arr
+    cdef Py_ssize_t p, m, n, max_cells = 1, max_n = 1
+    for p in range(n_pairs):
+        m = offsets_a[p + 1] - offsets_a[p]
+        n = offsets_b[p + 1] - offsets_b[p]
+        if m < 0 or n < 0:
+            raise ValueError("offsets must be non-decreasing")
+        max_cells = max(max_cells, (m + 1) * (n + 1))
+        max_n = max(max_n, n + 1)
+    cdef double* rows = <double*>malloc(6 * max_n * sizeof(double))
+    cdef uint8_t* back = <uint8_t*>malloc(max_cells * sizeof(uint8_t))
+    if rows == NULL or back == NULL:
+        free(rows)
+        free(back)
+        raise MemoryError("cannot allocate the alignment workspace")
+    cdef const int64_t* rap
+    cdef const int64_t* rbp
+    cdef int32_t dummy = 0
+    cdef int64_t dummy64 = 0
+    try:
+        with nogil:
+            for p in range(n_pairs):
+                m = offsets_a[p + 1] - offsets_a[p]
+                n = offsets_b[p + 1] - offsets_b[p]
+                rap = NULL
+                rbp = NULL
+                if augment:
+                    rap = &ra[offsets_a[p]] if m > 0 else <const int64_t*>&dummy64
+                    rbp = &rb[offsets_b[p]] if n > 0 else <const int64_t*>&dummy64
+                scores[p] = align_pair(
+                    &codes_a[offsets_a[p]] if m > 0 else <const int32_t*>&dummy, m,
+                    &codes_b[offsets_b[p]] if n > 0 else <const int32_t*>&dummy, n,
+                    &substitution[0, 0], K, gap_open, gap_extend, local,
+                    rap, rbp, loss_weight, rows, back,
+                    &partners[offsets_a[p]] if m > 0 else &dummy64)
+    finally:
+        free(rows)
+        free(back)
+    return scores_arr, partners_arr
