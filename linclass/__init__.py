@@ -30,6 +30,8 @@ _MODELS = {
     "LeastSquaresClassifier": "least_squares",
     "RidgeClassifier": "least_squares",
     "LassoClassifier": "least_squares",
+    "SVC": "svc",
+    "KernelPerceptron": "kernel_perceptron",
     "MultinomialNB": "naive_bayes",
     "BernoulliNB": "naive_bayes",
     "LogisticRegression": "logistic",

@@ -30,6 +30,10 @@ MODELS = {
     "multiclass-svm": ("linclass.multiclass_svm:MultiClassSVM", "flat",
                        "multi-class SVM as a structure (one-hot, class descriptions or a "
                        "taxonomy), cutting-plane structural SVM"),
+    "svc": ("linclass.svc:SVC", "flat",
+            "kernel SVM by SMO (linear/poly/rbf/sigmoid; one-vs-one; Platt probabilities)"),
+    "kernel-perceptron": ("linclass.kernel_perceptron:KernelPerceptron", "flat",
+                          "kernel (dual) perceptron, multi-class, averaged, optional SV budget"),
     "multinomial-nb": ("linclass.naive_bayes:MultinomialNB", "flat",
                        "multinomial naive Bayes (counts; Lidstone or m-estimate smoothing)"),
     "bernoulli-nb": ("linclass.naive_bayes:BernoulliNB", "flat",
