@@ -162,3 +162,38 @@ def test_perceptron_epoch_equals_python_reference(seed, order):
     for mine, u, ref, ref_avg in zip(weights, sums, final_ref, avg_ref):
         np.testing.assert_allclose(mine, ref, atol=1e-5)
         np.testing.assert_allclose(mine - u / c, ref_avg, atol=1e-5)
+
+
+@pytest.mark.parametrize("K", [4, 5, 6, 7, 9, 13])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_viterbi_many_labels_equals_brute_force(K, dtype):
+    """Label counts that exercise the 4-wide SIMD relaxation and its
+    overlapping last block (K % 4 != 0) in float32, and the scalar float64 path."""
+    rng = np.random.default_rng(K)
+    lengths = np.array([1, 2, 3, 3, 0, 2])
+    X, W, trans, trans2, start, stop, offsets = random_problem(rng, lengths, K, 6, dtype)
+    gold = rng.integers(0, K, X.shape[0]).astype(np.int32)
+    E_all = X.toarray() @ W.astype(np.float64)
+    for augmented in (False, True):
+        out, scores = decode(X, W, trans, trans2, start, stop, offsets, 1,
+                             gold=gold if augmented else None, loss_weight=0.5)
+        for s in range(len(lengths)):
+            a, b = offsets[s], offsets[s + 1]
+            best, best_y = brute_force(E_all[a:b], K, trans, trans2, start, stop,
+                                       gold[a:b] if augmented else None, 0.5)
+            assert scores[s] == pytest.approx(best, abs=1e-4)
+            if b > a:
+                assert tuple(out[a:b]) == best_y
+
+
+@pytest.mark.parametrize("K", [5, 8])
+def test_viterbi_ties_with_many_labels_pick_smallest_predecessor(K):
+    # all-zero weights: every path ties; the kernel must return label 0 everywhere,
+    # in float32 (SIMD) exactly as in float64 (scalar)
+    X = sp.csr_matrix(np.ones((6, 2)))
+    offsets = np.array([0, 6], np.int64)
+    for dtype in (np.float32, np.float64):
+        z = np.zeros(K, dtype)
+        out, _ = decode(X, np.zeros((2, K), dtype), np.zeros((K, K), dtype),
+                        np.zeros(0, dtype), z, z, offsets, 1)
+        np.testing.assert_array_equal(out, np.zeros(6))
