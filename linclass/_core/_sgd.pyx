@@ -42,7 +42,28 @@ import numpy as np
 
 from linclass._core._rows cimport Rows, rows_get, row_dot
 from linclass._core._rowsview cimport rows_from_views
-from linclass._core._random cimport Rng, rng_seed, rng_shuffle
+from libc.stdint cimport uint32_t, uint64_t
+from linclass._core._random cimport Rng, rng_seed, rng_next
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINCLASS_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define LINCLASS_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void LINCLASS_PREFETCH(const void* p) noexcept nogil
+
+
+cdef inline void prefetch_row(const Rows* X, Py_ssize_t i) noexcept nogil:
+    """Ask the cache for the start of row i (rows are visited in random order)."""
+    if X.indptr == NULL:
+        LINCLASS_PREFETCH(X.data + i * X.n_cols)
+    else:
+        LINCLASS_PREFETCH(X.data + X.indptr[i])
+        LINCLASS_PREFETCH(X.indices + X.indptr[i])
+
 
 # loss codes (linclass.sgd._LOSS_CODES)
 cdef enum:
@@ -144,6 +165,35 @@ def optimal_t0(int loss, double alpha):
     return 1.0 / (eta0 * alpha)
 
 
+cdef inline uint32_t below_lemire(Rng* r, uint32_t n) noexcept nogil:
+    """Uniform integer in [0, n), n >= 1, by Lemire's multiply-shift with
+    rejection (ACM TOMACS 2019, "Fast random integer generation in an
+    interval"): exact like `rng_below` but with a division only in the rare
+    rejection branch (the shuffle is a visible share of an SGD epoch)."""
+    cdef uint32_t x = <uint32_t>(rng_next(r) >> 32)
+    cdef uint64_t m = <uint64_t>x * <uint64_t>n
+    cdef uint32_t low = <uint32_t>m, threshold
+    if low < n:
+        threshold = (<uint32_t>(0 - n)) % n
+        while low < threshold:
+            x = <uint32_t>(rng_next(r) >> 32)
+            m = <uint64_t>x * <uint64_t>n
+            low = <uint32_t>m
+    return <uint32_t>(m >> 32)
+
+
+cdef inline void shuffle_rows(Rng* r, int* a, Py_ssize_t n) noexcept nogil:
+    """Fisher-Yates shuffle of a[0:n] (n < 2^31) with `below_lemire`."""
+    cdef Py_ssize_t i = n - 1, j
+    cdef int tmp
+    while i > 0:
+        j = below_lemire(r, <uint32_t>(i + 1))
+        tmp = a[i]
+        a[i] = a[j]
+        a[j] = tmp
+        i -= 1
+
+
 cdef struct Params:
     int loss
     int schedule
@@ -152,6 +202,7 @@ cdef struct Params:
     double t0
     double l2            # alpha (1 - rho)
     double l1            # alpha rho
+    double inv_alpha     # 1 / alpha (optimal schedule)
     double intercept_decay
     bint fit_intercept
     double average_start # averaging is on from step t >= average_start (0: off)
@@ -211,13 +262,15 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
     cdef bint l1 = P.l1 > 0.0
     for k in range(X.n_rows):
         i = order[k]
+        if k + 1 < X.n_rows:
+            prefetch_row(X, order[k + 1])
         nnz = rows_get(X, i, &values, &ind)
         p = scale * row_dot(values, ind, nnz, v) + b                 # w @ x_i + b
         if not isfinite(p):
             status = 1
             break
         if P.schedule == OPTIMAL:
-            eta = 1.0 / (P.l2 + P.l1) / (P.t0 + t - 1.0)
+            eta = P.inv_alpha / (P.t0 + t - 1.0)                   # 1 / (alpha (t0 + t - 1))
         elif P.schedule == INVSCALING:
             eta = P.eta0 / pow(t, P.power_t)
         else:
@@ -313,6 +366,7 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     P.t0 = t0
     P.l2 = alpha * (1.0 - l1_ratio)
     P.l1 = alpha * l1_ratio
+    P.inv_alpha = 1.0 / alpha if alpha > 0.0 else 0.0
     P.intercept_decay = intercept_decay
     P.fit_intercept = fit_intercept
     P.average_start = average_start
@@ -322,7 +376,7 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:
-            rng_shuffle(&rng, &order[0], n_samples)
+            shuffle_rows(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss)
     return status, sum_loss
