@@ -183,6 +183,47 @@ def _mercer_rows(quick, data_dir, repeat):
     return rows
 
 
+# -------------------------------------------------------- regression --
+
+def _regression_rows(quick, data_dir, repeat):
+    from sklearn.linear_model import Lasso as SkLasso
+    from sklearn.linear_model import Ridge as SkRidge
+    from linclass.linear_model import Lasso, Ridge
+    rows = []
+    problems = []
+    if (data_dir / "libsvm_binary" / "a9a.gz").exists():
+        X, y, _, _ = _a9a(data_dir, quick)
+        problems.append(("a9a +-1 targets (%dx%d, CSR)" % X.shape, X,
+                         np.where(y > 0, 1.0, -1.0)))
+    rng = np.random.default_rng(0)
+    n, d = (2000, 200) if quick else (10000, 500)
+    Xd = rng.normal(size=(n, d))
+    yd = Xd @ (rng.normal(size=d) * (rng.random(d) < 0.2)) + rng.normal(size=n)
+    problems.append(("dense gaussian (%dx%d)" % (n, d), Xd, yd))
+    for data, X, y in problems:
+        for name, ours_cls, peer_cls, params in (
+                ("Ridge", Ridge, SkRidge, dict(alpha=1.0)),
+                ("Lasso", Lasso, SkLasso, dict(alpha=1e-3, tol=1e-6, max_iter=5000))):
+            p_s, peer = _harness.median_time(_quiet(lambda: peer_cls(**params).fit(X, y)),
+                                             repeat)
+            o_s, ours = _harness.median_time(_quiet(lambda: ours_cls(**params).fit(X, y)),
+                                             repeat)
+            diff = float(np.max(np.abs(ours.coef_ - peer.coef_)))
+
+            def objective(model):
+                r = y - np.asarray(X @ model.coef_).ravel() - model.intercept_
+                if name == "Ridge":
+                    return float(r @ r + params["alpha"] * model.coef_ @ model.coef_)
+                return float(0.5 * (r @ r) / len(y) + params["alpha"]
+                             * np.abs(model.coef_).sum())
+
+            rows.append(_harness.make_row(
+                "%s regression alpha=%g" % (name, params["alpha"]), data,
+                "sklearn %s" % name, p_s, o_s, "obj %.6g" % objective(peer),
+                "obj %.6g |dw| %.1e" % (objective(ours), diff)))
+    return rows
+
+
 def run(quick, data_dir):
     data_dir = pathlib.Path(data_dir)
     repeat = _harness.n_repeats(quick)
@@ -194,6 +235,7 @@ def run(quick, data_dir):
         return rows
     rows += _sgd_rows(quick, data_dir, repeat, sklearn)
     rows += _mercer_rows(quick, data_dir, repeat)
+    rows += _regression_rows(quick, data_dir, repeat)
     return rows
 
 
