@@ -184,8 +184,11 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     shuffle : bool, default=True
         Shuffle the rows before each epoch.
     learning_rate : {"optimal", "constant", "invscaling"}, default="optimal"
-        ``eta_t = 1 / (alpha (t0 + t - 1))`` with Bottou's ``t0``,
-        ``eta0``, or ``eta0 / t^power_t``.
+        ``eta_t = 1 / (alpha (t0 + t - 1))`` with Bottou's ``t0`` (first
+        step ``typw / max(1, |L'(-typw)|)``, ``typw = alpha^(-1/4)``),
+        ``eta0``, or ``eta0 / t^power_t``.  For the exponential loss, whose
+        derivative at ``-typw`` is huge, the optimal schedule starts with
+        tiny steps: prefer a constant step there.
     eta0 : float, default=0.01
         Step size of the constant and inverse-scaling schedules (> 0).
     power_t : float, default=0.5
