@@ -93,6 +93,121 @@ def _dense_centered(op):
     return op.v[:, None] * (X - op.mu[None, :])
 
 
+def solve_least_squares(op, Yt):
+    """Minimum-norm least-squares ``W`` of ``Xt W = Yt`` (``op`` a :class:`_CenteredOperator`).
+
+    Normal equations through the eigendecomposition of the Gram matrix:
+    directions with eigenvalue <= 1e-10 * largest are dropped, which gives
+    the minimum-norm solution when ``Xt^T Xt`` is singular.  Shared by
+    :class:`LeastSquaresClassifier` and :class:`linclass.linear_model.LinearRegression`.
+    """
+    A = _dense_centered(op)
+    gram = A.T @ A
+    rhs = A.T @ Yt
+    eigval, eigvec = scipy.linalg.eigh(gram, check_finite=False)
+    keep = eigval > 1e-10 * max(eigval.max(), 0.0)
+    return eigvec[:, keep] @ ((eigvec[:, keep].T @ rhs) / eigval[keep][:, None])
+
+
+def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
+    """``W`` of ``(Xt^T Xt + alpha I) W = Yt``'s normal equations; returns (W, n_iter).
+
+    ``solver``: ``"cholesky"`` (primal, or the kernel form when there are
+    more features than samples), ``"cg"`` (conjugate gradients with implicit
+    centring, sparse stays sparse) or ``"auto"`` (cg for sparse input).
+    Warns (``ConvergenceWarning``, naming ``owner``) when CG hits ``max_iter``.
+    Shared by :class:`RidgeClassifier` and :class:`linclass.linear_model.Ridge`.
+    """
+    if solver == "auto":
+        solver = "cg" if sp.issparse(op.X) else "cholesky"
+    if solver == "cholesky":
+        A = _dense_centered(op)
+        n, d = A.shape
+        if d <= n:
+            coef = scipy.linalg.solve(A.T @ A + alpha * np.eye(d), A.T @ Yt,
+                                      assume_a="pos", check_finite=False)
+        else:
+            dual = scipy.linalg.solve(A @ A.T + alpha * np.eye(n), Yt, assume_a="pos",
+                                      check_finite=False)
+            coef = A.T @ dual
+        return coef, 1
+    coef, n_iter, converged = _conjugate_gradient(op, Yt, alpha, tol, max_iter)
+    if not converged:
+        warnings.warn("%s: conjugate gradients reached max_iter=%d before tol=%g"
+                      % (owner, n_iter, tol), ConvergenceWarning)
+    return coef, n_iter
+
+
+def _conjugate_gradient(op, Yt, alpha, tol, max_iter):
+    """CG on (Xt^T Xt + alpha I) W = Xt^T Yt, one independent CG per column."""
+    B = op.rmatmat(Yt)                                   # (d, k)
+    d, k = B.shape
+    max_iter = max_iter if max_iter is not None else max(d, 10)
+    W = np.zeros((d, k))
+    R = B.copy()
+    P = R.copy()
+    rs = np.sum(R * R, axis=0)
+    stop = (float(tol) * np.sqrt(np.sum(B * B, axis=0))) ** 2
+    it = 0
+    active = rs > stop
+    while it < max_iter and np.any(active):
+        AP = op.rmatmat(op.matmat(P)) + alpha * P        # (Xt^T Xt + alpha I) P
+        pAp = np.sum(P * AP, axis=0)
+        step = np.where(active, rs / np.where(pAp > 0, pAp, 1.0), 0.0)
+        W += step * P
+        R -= step * AP
+        rs_new = np.sum(R * R, axis=0)
+        beta = np.where(active, rs_new / np.where(rs > 0, rs, 1.0), 0.0)
+        P = R + beta * P
+        rs = rs_new
+        active = rs > stop
+        it += 1
+    return W, it, not np.any(active)
+
+
+def lasso_columns(op):
+    """The columns of ``D X`` as the rows a ``lasso_cd`` kernel reads (CSR of
+    ``(D X)^T`` or the dense transpose), as :func:`kernel_rows` arrays."""
+    X = op.X
+    if sp.issparse(X):
+        XT = sp.csr_matrix(sp.diags(op.v) @ X).T.tocsr()
+        XT.sort_indices()
+        XT = sp.csr_matrix((np.ascontiguousarray(XT.data, dtype=np.float64),
+                            XT.indices.astype(np.int32), XT.indptr.astype(np.int32)),
+                           shape=XT.shape)
+    else:
+        XT = np.ascontiguousarray((op.v[:, None] * X).T)
+    return kernel_rows(XT)
+
+
+def solve_lasso(op, Yt, alpha, tol, max_iter, W0=None, n_jobs=None, rows=None):
+    """Lasso by coordinate descent for each column of ``Yt``.
+
+    Minimises ``1 / (2 n) ||yt - Xt w||^2 + alpha ||w||_1`` (``n`` the sum of
+    the sample weights) per column, from ``W0`` (rows: columns of ``Yt``) or
+    zeros, the columns on ``n_jobs`` threads.  ``rows``: the arrays of
+    :func:`lasso_columns` when the caller reuses them (a regularisation path).
+    Returns ``(W, results)`` with ``W`` of shape (n_features, n_targets) and
+    ``results`` a list of ``(w, n_iter, gap, gap_tol)``.  Shared by
+    :class:`LassoClassifier` and :class:`linclass.linear_model.Lasso`.
+    """
+    n_samples, n_features = op.X.shape
+    if rows is None:
+        rows = lasso_columns(op)
+    lam = float(alpha) * float(np.sum(op.v ** 2))
+
+    def solve(k):
+        w = np.array(W0[k], dtype=np.float64) if W0 is not None else np.zeros(n_features)
+        n_iter, gap, gap_tol = _coordinate_descent.lasso_cd(
+            **rows, n_features=n_features, n_samples=n_samples, mu=op.mu, v=op.v,
+            yt=np.ascontiguousarray(Yt[:, k]), w=w, lam=lam, tol=float(tol),
+            max_iter=int(max_iter))
+        return w, n_iter, gap, gap_tol
+
+    results = map_threads(solve, range(Yt.shape[1]), n_jobs)
+    return np.column_stack([r[0] for r in results]), results
+
+
 class LeastSquaresClassifier(_LeastSquaresBase):
     """Least-squares classification from the normal equations.
 
@@ -131,15 +246,7 @@ class LeastSquaresClassifier(_LeastSquaresBase):
         if isinstance(self.threshold, bool) or not np.isfinite(self.threshold):
             raise ValueError("threshold must be a finite number, got %r" % (self.threshold,))
         X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
-        A = _dense_centered(op)
-        gram = A.T @ A
-        rhs = A.T @ Yt
-        # normal equations through the eigendecomposition of the Gram matrix:
-        # directions with eigenvalue <= 1e-10 * largest are dropped, which gives
-        # the minimum-norm least-squares solution when X^T X is singular
-        eigval, eigvec = scipy.linalg.eigh(gram, check_finite=False)
-        keep = eigval > 1e-10 * max(eigval.max(), 0.0)
-        coef = eigvec[:, keep] @ ((eigvec[:, keep].T @ rhs) / eigval[keep][:, None])
+        coef = solve_least_squares(op, Yt)
         self._publish(X, classes, coef, ybar, op.mu)
         self.intercept_ = self.intercept_ - float(self.threshold)
         self.n_iter_ = 1
@@ -196,55 +303,11 @@ class RidgeClassifier(_LeastSquaresBase):
             raise ValueError("solver must be 'auto', 'cholesky' or 'cg', got %r"
                              % (self.solver,))
         X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
-        solver = self.solver
-        if solver == "auto":
-            solver = "cg" if sp.issparse(X) else "cholesky"
-        alpha = float(self.alpha)
-        if solver == "cholesky":
-            A = _dense_centered(op)
-            n, d = A.shape
-            if d <= n:
-                coef = scipy.linalg.solve(A.T @ A + alpha * np.eye(d), A.T @ Yt,
-                                          assume_a="pos", check_finite=False)
-            else:
-                dual = scipy.linalg.solve(A @ A.T + alpha * np.eye(n), Yt, assume_a="pos",
-                                          check_finite=False)
-                coef = A.T @ dual
-            n_iter = 1
-        else:
-            coef, n_iter, converged = self._conjugate_gradient(op, Yt, alpha)
-            if not converged:
-                warnings.warn("RidgeClassifier: conjugate gradients reached max_iter=%d "
-                              "before tol=%g" % (n_iter, self.tol), ConvergenceWarning)
+        coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
+                                   self.max_iter, owner="RidgeClassifier")
         self._publish(X, classes, coef, ybar, op.mu)
         self.n_iter_ = int(n_iter)
         return self
-
-    def _conjugate_gradient(self, op, Yt, alpha):
-        """CG on (Xt^T Xt + alpha I) W = Xt^T Yt, one independent CG per column."""
-        B = op.rmatmat(Yt)                                   # (d, k)
-        d, k = B.shape
-        max_iter = self.max_iter if self.max_iter is not None else max(d, 10)
-        W = np.zeros((d, k))
-        R = B.copy()
-        P = R.copy()
-        rs = np.sum(R * R, axis=0)
-        stop = (float(self.tol) * np.sqrt(np.sum(B * B, axis=0))) ** 2
-        it = 0
-        active = rs > stop
-        while it < max_iter and np.any(active):
-            AP = op.rmatmat(op.matmat(P)) + alpha * P        # (Xt^T Xt + alpha I) P
-            pAp = np.sum(P * AP, axis=0)
-            step = np.where(active, rs / np.where(pAp > 0, pAp, 1.0), 0.0)
-            W += step * P
-            R -= step * AP
-            rs_new = np.sum(R * R, axis=0)
-            beta = np.where(active, rs_new / np.where(rs > 0, rs, 1.0), 0.0)
-            P = R + beta * P
-            rs = rs_new
-            active = rs > stop
-            it += 1
-        return W, it, not np.any(active)
 
 
 class LassoClassifier(_LeastSquaresBase):
@@ -294,34 +357,13 @@ class LassoClassifier(_LeastSquaresBase):
         check_positive(self.tol, "tol")
         check_positive(self.max_iter, "max_iter", integer=True)
         X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
-        n_samples, n_features = X.shape
-        # columns of D X as rows: CSR of (D X)^T, or the dense transpose
-        if sp.issparse(X):
-            XT = sp.csr_matrix(sp.diags(op.v) @ X).T.tocsr()
-            XT.sort_indices()
-            XT = sp.csr_matrix((np.ascontiguousarray(XT.data, dtype=np.float64),
-                                XT.indices.astype(np.int32), XT.indptr.astype(np.int32)),
-                               shape=XT.shape)
-        else:
-            XT = np.ascontiguousarray((op.v[:, None] * X).T)
-        rows = kernel_rows(XT)
-        n_eff = float(np.sum(op.v ** 2))
-        lam = float(self.alpha) * n_eff
+        n_features = X.shape[1]
         W0 = None
         if (self.warm_start and getattr(self, "coef_", None) is not None
                 and self.coef_.shape == (Yt.shape[1], n_features)):
             W0 = self.coef_
-
-        def solve(k):
-            w = W0[k].copy() if W0 is not None else np.zeros(n_features)
-            n_iter, gap, gap_tol = _coordinate_descent.lasso_cd(
-                **rows, n_features=n_features, n_samples=n_samples, mu=op.mu, v=op.v,
-                yt=np.ascontiguousarray(Yt[:, k]), w=w, lam=lam, tol=float(self.tol),
-                max_iter=int(self.max_iter))
-            return w, n_iter, gap, gap_tol
-
-        results = map_threads(solve, range(Yt.shape[1]), self.n_jobs)
-        coef = np.column_stack([r[0] for r in results])
+        coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
+                                    int(self.max_iter), W0, self.n_jobs)
         self._publish(X, classes, coef, ybar, op.mu)
         self.n_iter_ = int(max(r[1] for r in results))
         self.dual_gap_ = np.array([r[2] for r in results])

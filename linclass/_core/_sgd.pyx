@@ -1,0 +1,382 @@
+"""Stochastic gradient descent for regularised empirical risk minimisation.
+
+One binary problem (labels s_i = +-1, weights c_i), objective
+
+    1/n sum_i c_i L(s_i (w.x_i + b)) + alpha ( (1 - rho)/2 ||w||^2 + rho ||w||_1 )
+
+with L a margin loss (see `loss_derivative`), the intercept b unpenalised.
+Each step on example i (Bottou, "Stochastic gradient descent tricks", 2012):
+
+    eta_t   = schedule(t)
+    w      *= 1 - eta_t alpha (1 - rho)              O(1): scaled weight vector
+    w      -= eta_t c_i L'(z) s_i x_i                O(nnz of x_i)
+    b      -= eta_t c_i L'(z) s_i * intercept_decay
+    L1: cumulative penalty of Tsuruoka, Tsujii & Ananiadou (ACL 2009),
+        applied to the features of x_i (clipping at zero)
+
+Averaged SGD (Polyak & Juditsky 1992; Xu 2011, "Towards optimal one pass
+large scale learning with averaged stochastic gradient descent"): the sum of
+the weight vectors after each step since averaging started is kept lazily as
+
+    S = U + A v        (v the stored weights, w = scale * v)
+
+a sparse change delta of v costs U -= A delta on the same entries, the end of
+a step costs A += scale, folding the scale into v costs A /= scale.  The
+average is S / n_averaged.
+
+Schedules (t counts steps from 1): constant eta0; optimal
+1 / (alpha (t0 + t - 1)) with Bottou's t0; inverse scaling eta0 / t^power_t.
+A non-finite score or a loss gradient beyond 1e12 in magnitude (where
+scikit-learn clips it, which turns the blow-up into linear growth of the
+weights instead of stopping it) ends the epoch with status 1 (divergence),
+which the Python layer reports.
+
+One call runs one epoch (so the Python layer can test convergence and
+early stopping between epochs); the state carried between calls lives in
+`w`, `avg_sum`, `l1_q` and `state`.  The caller (linclass.sgd) validates
+every array.
+"""
+from libc.math cimport exp, log, log1p, pow, isfinite
+
+import numpy as np
+
+from linclass._core._rows cimport Rows, rows_get, row_dot
+from linclass._core._rowsview cimport rows_from_views
+from libc.stdint cimport uint32_t, uint64_t
+from linclass._core._random cimport Rng, rng_seed, rng_next
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINCLASS_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define LINCLASS_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void LINCLASS_PREFETCH(const void* p) noexcept nogil
+
+
+cdef inline void prefetch_row(const Rows* X, Py_ssize_t i) noexcept nogil:
+    """Ask the cache for the start of row i (rows are visited in random order)."""
+    if X.indptr == NULL:
+        LINCLASS_PREFETCH(X.data + i * X.n_cols)
+    else:
+        LINCLASS_PREFETCH(X.data + X.indptr[i])
+        LINCLASS_PREFETCH(X.indices + X.indptr[i])
+
+
+# loss codes (linclass.sgd._LOSS_CODES)
+cdef enum:
+    HINGE = 0
+    SQUARED_HINGE = 1
+    LOGISTIC = 2
+    EXPONENTIAL = 3
+    SQUARED = 4
+    PERCEPTRON = 5
+    MODIFIED_HUBER = 6
+
+# learning-rate codes
+cdef enum:
+    CONSTANT = 0
+    OPTIMAL = 1
+    INVSCALING = 2
+
+# slots of `state`
+cdef enum:
+    S_T = 0              # step counter t (from 1)
+    S_INTERCEPT = 1      # b
+    S_AVG_A = 2          # A of S = U + A v
+    S_N_AVG = 3          # number of averaged steps
+    S_AVG_INTERCEPT = 4  # sum of b over averaged steps
+    S_L1_U = 5           # total L1 penalty each weight could have received
+    N_STATE = 6
+
+cdef double MAX_DLOSS = 1e12      # |L'(z)| beyond this: the run diverges
+
+
+cdef inline double loss_value(int loss, double z) noexcept nogil:
+    """L(z) at the margin z = s p."""
+    cdef double r
+    if loss == HINGE:
+        return 1.0 - z if z < 1.0 else 0.0                 # max(0, 1 - z)
+    if loss == PERCEPTRON:
+        return -z if z < 0.0 else 0.0                      # max(0, -z)
+    if loss == SQUARED_HINGE:
+        r = 1.0 - z
+        return r * r if r > 0.0 else 0.0                   # max(0, 1 - z)^2
+    if loss == LOGISTIC:                                   # log(1 + exp(-z)), stably
+        if z > 0.0:
+            return log1p(exp(-z))
+        return -z + log1p(exp(z))
+    if loss == EXPONENTIAL:
+        return exp(-z)
+    if loss == SQUARED:
+        return (1.0 - z) * (1.0 - z)
+    # modified Huber (Zhang 2004)
+    if z >= 1.0:
+        return 0.0
+    if z >= -1.0:
+        return (1.0 - z) * (1.0 - z)
+    return -4.0 * z
+
+
+cdef inline double loss_derivative(int loss, double z) noexcept nogil:
+    """dL/dz at the margin z (a subgradient at kinks: -1 at z = 1 for the hinge)."""
+    cdef double r
+    if loss == HINGE:
+        return -1.0 if z <= 1.0 else 0.0
+    if loss == PERCEPTRON:
+        return -1.0 if z <= 0.0 else 0.0
+    if loss == SQUARED_HINGE:
+        return -2.0 * (1.0 - z) if z < 1.0 else 0.0
+    if loss == LOGISTIC:                                   # -sigmoid(-z), stably
+        if z > 0.0:
+            r = exp(-z)
+            return -r / (1.0 + r)
+        return -1.0 / (1.0 + exp(z))
+    if loss == EXPONENTIAL:
+        return -exp(-z)
+    if loss == SQUARED:
+        return -2.0 * (1.0 - z)
+    if z >= 1.0:
+        return 0.0
+    if z >= -1.0:
+        return -2.0 * (1.0 - z)
+    return -4.0
+
+
+def loss_py(int loss, double z):
+    """(L(z), L'(z)) of the kernel, for tests."""
+    return loss_value(loss, z), loss_derivative(loss, z)
+
+
+def optimal_t0(int loss, double alpha):
+    """Bottou's t0 of the "optimal" schedule eta_t = 1 / (alpha (t0 + t - 1)).
+
+    A typical weight ``typw = sqrt(1 / sqrt(alpha))`` and the first step
+    ``eta0 = typw / max(1, |L'(-typw)|)`` give ``t0 = 1 / (eta0 alpha)``
+    (sgd-2.1, svmsgd.cpp; scikit-learn's SGDClassifier).
+    """
+    cdef double typw = (1.0 / alpha ** 0.5) ** 0.5
+    cdef double d = -loss_derivative(loss, -typw)
+    if d > MAX_DLOSS:
+        d = MAX_DLOSS
+    cdef double eta0 = typw / (d if d > 1.0 else 1.0)
+    return 1.0 / (eta0 * alpha)
+
+
+cdef inline uint32_t below_lemire(Rng* r, uint32_t n) noexcept nogil:
+    """Uniform integer in [0, n), n >= 1, by Lemire's multiply-shift with
+    rejection (ACM TOMACS 2019, "Fast random integer generation in an
+    interval"): exact like `rng_below` but with a division only in the rare
+    rejection branch (the shuffle is a visible share of an SGD epoch)."""
+    cdef uint32_t x = <uint32_t>(rng_next(r) >> 32)
+    cdef uint64_t m = <uint64_t>x * <uint64_t>n
+    cdef uint32_t low = <uint32_t>m, threshold
+    if low < n:
+        threshold = (<uint32_t>(0 - n)) % n
+        while low < threshold:
+            x = <uint32_t>(rng_next(r) >> 32)
+            m = <uint64_t>x * <uint64_t>n
+            low = <uint32_t>m
+    return <uint32_t>(m >> 32)
+
+
+cdef inline void shuffle_rows(Rng* r, int* a, Py_ssize_t n) noexcept nogil:
+    """Fisher-Yates shuffle of a[0:n] (n < 2^31) with `below_lemire`."""
+    cdef Py_ssize_t i = n - 1, j
+    cdef int tmp
+    while i > 0:
+        j = below_lemire(r, <uint32_t>(i + 1))
+        tmp = a[i]
+        a[i] = a[j]
+        a[j] = tmp
+        i -= 1
+
+
+cdef struct Params:
+    int loss
+    int schedule
+    double eta0
+    double power_t
+    double t0
+    double l2            # alpha (1 - rho)
+    double l1            # alpha rho
+    double inv_alpha     # 1 / alpha (optimal schedule)
+    double intercept_decay
+    bint fit_intercept
+    double average_start # averaging is on from step t >= average_start (0: off)
+
+
+cdef inline void fold_scale(double* v, double* scale, double* avg_a,
+                            Py_ssize_t d) noexcept nogil:
+    """v *= scale; A /= scale; scale = 1   (S = U + A v unchanged)"""
+    cdef Py_ssize_t j
+    cdef double s = scale[0]
+    for j in range(d):
+        v[j] *= s
+    avg_a[0] /= s
+    scale[0] = 1.0
+
+
+cdef inline void l1_penalty(double* v, double scale, double* q, double u, double* U,
+                            double avg_a, const int* ind, Py_ssize_t nnz) noexcept nogil:
+    """Cumulative L1 penalty on the features of one row (Tsuruoka et al. 2009).
+
+    w_j = scale v_j is moved towards 0 by what it could have received in total
+    (u) minus what it has received (q_j), clipped at 0.
+    """
+    cdef Py_ssize_t k, j
+    cdef double z, new
+    for k in range(nnz):
+        j = k if ind == NULL else ind[k]
+        z = v[j]
+        if z * scale > 0.0:
+            new = z - (u + q[j]) / scale
+            if new < 0.0:
+                new = 0.0
+        elif z * scale < 0.0:
+            new = z + (u - q[j]) / scale
+            if new > 0.0:
+                new = 0.0
+        else:
+            continue
+        v[j] = new
+        q[j] += scale * (new - z)
+        if avg_a != 0.0:
+            U[j] -= avg_a * (new - z)                    # S = U + A v unchanged
+
+
+cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
+                   const int* order, const Params* P, double* v, double* U, double* q,
+                   double* state, bint averaging, bint compute_loss,
+                   double* sum_loss) noexcept nogil:
+    """One pass in the order given; returns 0, or 1 when a score is not finite."""
+    cdef Py_ssize_t k, i, j, m, nnz, d = X.n_cols
+    cdef const double* values
+    cdef const int* ind
+    cdef double scale = 1.0, p, z, g, eta, update, step, factor, c
+    cdef double t = state[S_T], b = state[S_INTERCEPT], avg_a = state[S_AVG_A]
+    cdef double n_avg = state[S_N_AVG], avg_b = state[S_AVG_INTERCEPT], u = state[S_L1_U]
+    cdef int status = 0
+    cdef bint l1 = P.l1 > 0.0
+    for k in range(X.n_rows):
+        i = order[k]
+        if k + 1 < X.n_rows:
+            prefetch_row(X, order[k + 1])
+        nnz = rows_get(X, i, &values, &ind)
+        p = scale * row_dot(values, ind, nnz, v) + b                 # w @ x_i + b
+        if not isfinite(p):
+            status = 1
+            break
+        if P.schedule == OPTIMAL:
+            eta = P.inv_alpha / (P.t0 + t - 1.0)                   # 1 / (alpha (t0 + t - 1))
+        elif P.schedule == INVSCALING:
+            eta = P.eta0 / pow(t, P.power_t)
+        else:
+            eta = P.eta0
+        z = ysign[i] * p
+        if compute_loss:
+            sum_loss[0] += loss_value(P.loss, z)
+        g = loss_derivative(P.loss, z)
+        if g < -MAX_DLOSS or g > MAX_DLOSS:                          # diverging
+            status = 1
+            break
+        update = -eta * g * ysign[i] * weight[i]
+        if P.l2 > 0.0:
+            factor = 1.0 - eta * P.l2
+            if factor <= 0.0:                                        # w = 0
+                for j in range(d):
+                    if avg_a != 0.0:
+                        U[j] += avg_a * v[j]
+                    v[j] = 0.0
+                scale = 1.0
+            else:
+                scale *= factor                                      # w *= 1 - eta l2
+                if scale < 1e-9:
+                    fold_scale(v, &scale, &avg_a, d)
+        if update != 0.0:
+            step = update / scale
+            if avg_a != 0.0:
+                c = avg_a * step
+                for m in range(nnz):
+                    j = m if ind == NULL else ind[m]
+                    v[j] += step * values[m]                         # w += update x_i
+                    U[j] -= c * values[m]                            # U -= A delta
+            else:
+                for m in range(nnz):
+                    j = m if ind == NULL else ind[m]
+                    v[j] += step * values[m]                         # w += update x_i
+            if P.fit_intercept:
+                b += update * P.intercept_decay
+        if l1:
+            u += eta * P.l1
+            l1_penalty(v, scale, q, u, U, avg_a, ind, nnz)
+        if averaging and t >= P.average_start:
+            avg_a += scale                                           # S += w
+            avg_b += b
+            n_avg += 1.0
+        t += 1.0
+    fold_scale(v, &scale, &avg_a, d)
+    if not isfinite(b) or not isfinite(avg_a):
+        status = 1
+    state[S_T] = t
+    state[S_INTERCEPT] = b
+    state[S_AVG_A] = avg_a
+    state[S_N_AVG] = n_avg
+    state[S_AVG_INTERCEPT] = avg_b
+    state[S_L1_U] = u
+    return status
+
+
+def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+              Py_ssize_t n_features, const double[::1] ysign, const double[::1] weight,
+              int[::1] order, bint shuffle, unsigned long long seed, int loss,
+              int learning_rate, double eta0, double power_t, double t0, double alpha,
+              double l1_ratio, double intercept_decay, bint fit_intercept,
+              bint averaging, double average_start, double[::1] w, double[::1] avg_sum,
+              double[::1] l1_q, double[::1] state, bint compute_loss):
+    """One SGD epoch over the ``n_samples`` rows, in place on the state arrays.
+
+    ``order`` (int32 permutation of the rows, shuffled in place first when
+    ``shuffle``); ``w`` the weights, ``avg_sum`` the ``U`` of the averaged sum
+    (length n_features when ``averaging``, else >= 1), ``l1_q`` the penalty
+    received per weight (length n_features when ``l1_ratio > 0``, else >= 1),
+    ``state`` the 6 scalars documented in the module.  Returns
+    ``(status, sum_loss)``: status 0 ok, 1 diverged (a non-finite score).
+    """
+    if ysign.shape[0] != n_samples or weight.shape[0] != n_samples \
+            or order.shape[0] != n_samples or w.shape[0] != n_features \
+            or state.shape[0] != N_STATE or n_samples < 1 or n_features < 1 \
+            or (averaging and avg_sum.shape[0] != n_features) \
+            or (l1_ratio > 0.0 and l1_q.shape[0] != n_features) \
+            or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1:
+        raise ValueError("sgd_epoch: inconsistent array shapes")
+    if loss < HINGE or loss > MODIFIED_HUBER or learning_rate < CONSTANT \
+            or learning_rate > INVSCALING:
+        raise ValueError("sgd_epoch: unknown loss or learning-rate code")
+    if learning_rate == OPTIMAL and not alpha > 0.0:
+        raise ValueError("sgd_epoch: the optimal schedule needs alpha > 0")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    cdef Params P
+    P.loss = loss
+    P.schedule = learning_rate
+    P.eta0 = eta0
+    P.power_t = power_t
+    P.t0 = t0
+    P.l2 = alpha * (1.0 - l1_ratio)
+    P.l1 = alpha * l1_ratio
+    P.inv_alpha = 1.0 / alpha if alpha > 0.0 else 0.0
+    P.intercept_decay = intercept_decay
+    P.fit_intercept = fit_intercept
+    P.average_start = average_start
+    cdef Rng rng
+    cdef int status
+    cdef double sum_loss = 0.0
+    rng_seed(&rng, seed)
+    with nogil:
+        if shuffle:
+            shuffle_rows(&rng, &order[0], n_samples)
+        status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
+                           &l1_q[0], &state[0], averaging, compute_loss, &sum_loss)
+    return status, sum_loss
