@@ -58,6 +58,7 @@ def demo_pos_tagger(quick=False):
 
 
 def _demos():
+    from ._demo_erm import demo_erm
     from ._demo_kernel import demo_kernel
     from ._demo_margin import demo_margin
     from ._demo_parsing import demo_parsing
@@ -65,7 +66,7 @@ def _demos():
     from ._demo_probabilistic import demo_probabilistic
     from ._demo_ranking import demo_ranking
     return [demo_pos_tagger, demo_parsing, demo_alignment, demo_graph, demo_margin,
-            demo_kernel, demo_probabilistic, demo_ranking]
+            demo_kernel, demo_erm, demo_probabilistic, demo_ranking]
 
 
 def run_demo(quick=False):

@@ -34,6 +34,9 @@ MODELS = {
             "kernel SVM by SMO (linear/poly/rbf/sigmoid; one-vs-one; Platt probabilities)"),
     "kernel-perceptron": ("linclass.kernel_perceptron:KernelPerceptron", "flat",
                           "kernel (dual) perceptron, multi-class, averaged, optional SV budget"),
+    "sgd": ("linclass.sgd:SGDClassifier", "flat",
+            "linear classifier by SGD on a margin loss (hinge, squared hinge, logistic, "
+            "exponential, squared, perceptron, modified Huber; L2/L1/elastic net; ASGD)"),
     "multinomial-nb": ("linclass.naive_bayes:MultinomialNB", "flat",
                        "multinomial naive Bayes (counts; Lidstone or m-estimate smoothing)"),
     "bernoulli-nb": ("linclass.naive_bayes:BernoulliNB", "flat",

@@ -90,14 +90,11 @@ def _check_kernel(kernel, gamma, degree, coef0, n_features):
 
 
 def _kernel(A, B, kernel, gamma, degree, coef0):
-    G = _dot(A, B)                                        # a_i . b_j
-    if kernel == "linear":
-        return G
-    if kernel == "poly":
-        return (gamma * G + coef0) ** degree
-    sq = _row_sq_norms(A)[:, None] + _row_sq_norms(B)[None, :] - 2.0 * G
-    np.maximum(sq, 0.0, out=sq)                           # rounding can go below 0
-    return np.exp(-gamma * sq)
+    """k(A, B) through linclass.kernels (the Cython kernel rows SVC uses)."""
+    from .kernels import pairwise_kernels
+    params = {"linear": {}, "rbf": {"gamma": gamma},
+              "poly": {"gamma": gamma, "degree": degree, "coef0": coef0}}[kernel]
+    return pairwise_kernels(A, B, kernel=kernel, **params)
 
 
 def _kmeanspp(X, m, rng):
