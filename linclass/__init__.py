@@ -37,6 +37,7 @@ _MODELS = {
     "LinearRegression": "linear_model",
     "Ridge": "linear_model",
     "Lasso": "linear_model",
+    "MixtureNB": "mixture_nb",
     "MultinomialNB": "naive_bayes",
     "BernoulliNB": "naive_bayes",
     "LogisticRegression": "logistic",

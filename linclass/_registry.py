@@ -45,6 +45,8 @@ MODELS = {
                  "logistic regression, binary/multinomial, Gaussian or Laplace prior (L-BFGS, TRON)"),
     "maxent": ("linclass.maxent:MaxEnt", "flat",
                "maximum entropy classifier (GIS, IIS or L-BFGS; Gaussian prior)"),
+    "mixture-nb": ("linclass.mixture_nb:MixtureNB", "flat",
+                   "naive Bayes with mixture class-conditionals (multinomial/Bernoulli, EM)"),
     "ranksvm": ("linclass.ranking:RankSVM", "ranking",
                 "ranking SVM on pairwise preferences within queries (O(n log n) truncated Newton)"),
 }
