@@ -307,10 +307,10 @@ class SequenceTagger(BaseEstimator):
 
     def _fit_ssvm(self, Xf, offsets, gold):
         from .structured import StructuredSVM
-        from .structured.sequence import SequenceStructure
+        from .structured.sequence import SentenceBatch, SequenceStructure
         structure = SequenceStructure(self.n_features_, len(self.classes_), order=self.order)
-        sentences = structure.split(Xf, offsets)
-        Ys = [gold[offsets[s]:offsets[s + 1]] for s in range(len(offsets) - 1)]
+        sentences = SentenceBatch.from_matrix(Xf, offsets)     # batched fast path
+        Ys = sentences.split(gold)
         svm = StructuredSVM(structure, C=self.C, tol=self.tol, max_iter=self.max_iter,
                             verbose=self.verbose)
         svm.fit(sentences, Ys)

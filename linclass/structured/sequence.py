@@ -16,7 +16,7 @@ import numpy as np
 from .._core import _sequence
 from .base import Structure
 
-__all__ = ["SequenceStructure", "SentenceFeatures"]
+__all__ = ["SequenceStructure", "SentenceFeatures", "SentenceBatch"]
 
 
 class SentenceFeatures:
@@ -32,6 +32,57 @@ class SentenceFeatures:
 
     def __len__(self):
         return len(self.indptr) - 1
+
+
+class SentenceBatch:
+    """All sentences of a data set as one token-feature CSR matrix.
+
+    ``batch[i]`` is the :class:`SentenceFeatures` of sentence ``i`` (a view);
+    the ``batch_*`` methods of :class:`SequenceStructure` decode and score the
+    whole batch with one kernel call.
+    """
+
+    def __init__(self, indices, data, indptr, offsets):
+        self.indices = np.ascontiguousarray(indices, dtype=np.int32)
+        self.data = np.ascontiguousarray(data, dtype=np.float64)
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int32)
+        self.offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        self.lengths = np.diff(self.offsets)
+        self.nnz_per_token = np.diff(self.indptr)
+
+    @classmethod
+    def from_matrix(cls, Xf, offsets):
+        return cls(Xf.indices, Xf.data, Xf.indptr, offsets)
+
+    @classmethod
+    def from_sentences(cls, sentences):
+        lengths = np.array([len(x) for x in sentences], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        nnz = [len(x.indices) for x in sentences]
+        starts = np.concatenate([[0], np.cumsum(nnz)])
+        indptr = np.concatenate([x.indptr[:-1] + starts[i] for i, x in enumerate(sentences)]
+                                + [[starts[-1]]]) if sentences else np.zeros(1)
+        return cls(np.concatenate([x.indices for x in sentences]) if sentences else [],
+                   np.concatenate([x.data for x in sentences]) if sentences else [],
+                   indptr, offsets)
+
+    def __len__(self):
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i):
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        p0, p1 = self.indptr[a], self.indptr[b]
+        return SentenceFeatures(self.indices[p0:p1], self.data[p0:p1],
+                                np.ascontiguousarray(self.indptr[a:b + 1] - p0))
+
+    def concat(self, Y):
+        """One int32 label array for label sequences Y (one per sentence)."""
+        if len(Y) == 0:
+            return np.zeros(0, np.int32)
+        return np.ascontiguousarray(np.concatenate([np.asarray(y) for y in Y]), dtype=np.int32)
+
+    def split(self, flat):
+        return [flat[self.offsets[s]:self.offsets[s + 1]] for s in range(len(self))]
 
 
 class SequenceStructure(Structure):
@@ -67,13 +118,8 @@ class SequenceStructure(Structure):
     @staticmethod
     def split(Xf, offsets):
         """Sentences of a token-feature CSR matrix as :class:`SentenceFeatures`."""
-        out = []
-        for s in range(len(offsets) - 1):
-            a, b = int(offsets[s]), int(offsets[s + 1])
-            p0, p1 = Xf.indptr[a], Xf.indptr[b]
-            out.append(SentenceFeatures(Xf.indices[p0:p1], Xf.data[p0:p1],
-                                        np.ascontiguousarray(Xf.indptr[a:b + 1] - p0)))
-        return out
+        batch = SentenceBatch.from_matrix(Xf, offsets)
+        return [batch[s] for s in range(len(batch))]
 
     def unpack(self, w):
         """Views (W, trans, trans2, start, stop) of a weight vector."""
@@ -133,3 +179,86 @@ class SequenceStructure(Structure):
 
     def loss(self, y, y_hat):
         return self.loss_weight * float(np.sum(np.asarray(y) != np.asarray(y_hat)))
+
+    # -- fast path: whole data set per call ------------------------------
+    def batch_inputs(self, X):
+        if isinstance(X, SentenceBatch):
+            return X
+        return SentenceBatch.from_sentences(list(X))
+
+    def _batch_viterbi(self, w, X, Y=None):
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        W, trans, trans2, start, stop = self.unpack(w)
+        out = np.zeros(int(X.offsets[-1]), dtype=np.int32)
+        scores = np.zeros(len(X))
+        gold = None if Y is None else X.concat(Y)
+        _sequence.viterbi_batch(W, trans, trans2, start, stop, X.indices, X.data, X.indptr,
+                                X.offsets, out, scores, order=self.order, gold=gold,
+                                loss_weight=self.loss_weight)
+        return X.split(out)
+
+    def batch_decode(self, w, X):
+        return self._batch_viterbi(w, X)
+
+    def batch_loss_augmented_decode(self, w, X, Y):
+        return self._batch_viterbi(w, X, Y)
+
+    def batch_loss(self, Y, Y_hat):
+        out = np.empty(len(Y))
+        for i, (y, yh) in enumerate(zip(Y, Y_hat)):
+            out[i] = np.count_nonzero(np.asarray(y) != np.asarray(yh))
+        return self.loss_weight * out
+
+    def _flat_parts(self, X, Y):
+        """Index arrays of Phi(X[i], Y[i]) for all i at once: (emission indices,
+        emission values, per-nnz sentence ids, transition indices + sentence ids, ...)."""
+        K = self.n_labels
+        y = X.concat(Y).astype(np.int64)
+        sent_of_token = np.repeat(np.arange(len(X)), X.lengths)
+        y_rep = np.repeat(y, X.nnz_per_token)
+        parts = [(X.indices.astype(np.int64) * K + y_rep, X.data,
+                  np.repeat(sent_of_token, X.nnz_per_token))]
+        first = X.offsets[:-1][X.lengths > 0]
+        last = X.offsets[1:][X.lengths > 0] - 1
+        nonempty = np.flatnonzero(X.lengths > 0)
+        parts.append((self._o_start + y[first], np.ones(len(first)), nonempty))
+        parts.append((self._o_stop + y[last], np.ones(len(last)), nonempty))
+        not_first = np.ones(len(y), dtype=bool)
+        not_first[first] = False
+        t = np.flatnonzero(not_first)
+        parts.append((self._o_trans + y[t - 1] * K + y[t], np.ones(len(t)), sent_of_token[t]))
+        if self.order == 2:
+            second = np.zeros(len(y), dtype=bool)
+            second[first[X.lengths[nonempty] > 1] + 1] = True
+            t2 = np.flatnonzero(not_first & ~second)
+            parts.append((self._o_trans2 + (y[t2 - 2] * K + y[t2 - 1]) * K + y[t2],
+                          np.ones(len(t2)), sent_of_token[t2]))
+        return parts
+
+    def batch_score(self, w, X, Y_lists):
+        w = np.asarray(w, dtype=np.float64)
+        out = np.zeros((len(Y_lists), len(X)))
+        for j, Y in enumerate(Y_lists):
+            parts = self._flat_parts(X, Y)
+            idx = np.concatenate([p[0] for p in parts])
+            val = np.concatenate([p[1] for p in parts])
+            sent = np.concatenate([p[2] for p in parts])
+            out[j] = np.bincount(sent, weights=w[idx] * val, minlength=len(X))
+        return out
+
+    def batch_joint_feature(self, X, Y_lists, weights):
+        weights = np.asarray(weights, dtype=np.float64).reshape(len(Y_lists), len(X))
+        idx_all, val_all = [], []
+        for j, Y in enumerate(Y_lists):
+            if not weights[j].any():
+                continue
+            for idx, val, sent in self._flat_parts(X, Y):
+                wj = weights[j][sent]
+                keep = wj != 0.0
+                idx_all.append(idx[keep])
+                val_all.append(val[keep] * wj[keep])
+        if not idx_all:
+            return np.zeros(self.n_features)
+        # one dense accumulation for all constraints and parts
+        return np.bincount(np.concatenate(idx_all), weights=np.concatenate(val_all),
+                           minlength=self.n_features).astype(np.float64)

@@ -88,3 +88,34 @@ def test_ssvm_objective_matches_direct_structured_svm():
     svm = StructuredSVM(structure, C=1.0, max_iter=200, tol=1e-4).fit(
         structure.split(Xf, offsets), codes)
     assert tagger.objective_ == pytest.approx(svm.objective_, rel=1e-6)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_batch_fast_path_equals_generic_loops(order):
+    from linclass.structured import Structure
+    from linclass.structured.sequence import SentenceBatch
+    X, Y = small_corpus(4, 30)
+    X.append([])
+    Y.append([])
+    tagger = SequenceTagger(features="w[0] w[-1]", max_iter=1).fit(X, Y)
+    structure = SequenceStructure(tagger.n_features_, len(tagger.classes_), order=order)
+    assert structure.has_fast_path()
+    Xf, offsets = tagger._featurize(X, fit=False)
+    batch = SentenceBatch.from_matrix(Xf, offsets)
+    sentences = structure.split(Xf, offsets)
+    assert len(SentenceBatch.from_sentences(sentences)) == len(batch)
+    rng = np.random.default_rng(order)
+    w = rng.standard_normal(structure.n_features)
+    codes = [np.searchsorted(tagger.classes_, y).astype(np.int32) for y in Y]
+    other = [rng.integers(0, len(tagger.classes_), len(y)).astype(np.int32) for y in Y]
+    fast_dec = structure.batch_loss_augmented_decode(w, batch, codes)
+    slow_dec = [structure.loss_augmented_decode(w, x, y) for x, y in zip(sentences, codes)]
+    assert all(np.array_equal(a, b) for a, b in zip(fast_dec, slow_dec))
+    np.testing.assert_allclose(structure.batch_score(w, batch, [codes, other]),
+                               Structure.batch_score(structure, w, batch, [codes, other]))
+    weights = rng.standard_normal((2, len(batch)))
+    np.testing.assert_allclose(
+        structure.batch_joint_feature(batch, [codes, other], weights),
+        Structure.batch_joint_feature(structure, batch, [codes, other], weights), atol=1e-10)
+    np.testing.assert_allclose(structure.batch_loss(codes, other),
+                               Structure.batch_loss(structure, codes, other))
