@@ -87,7 +87,7 @@ def _parse_params(pairs):
 
 def cmd_models(args):
     for name, (target, task, description) in sorted(MODELS.items()):
-        print("%-12s %-9s %s  (%s)" % (name, task, description, target.replace(":", ".")))
+        print("%-18s %-9s %s  (%s)" % (name, task, description, target.replace(":", ".")))
     return 0
 
 
@@ -297,6 +297,10 @@ def build_parser():
 
 def main(argv=None):
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        # everything after 'bench' (including --help) belongs to benchmarks/run.py
+        return cmd_bench(argparse.Namespace(command="bench", bench_args=argv[1:]))
     args = parser.parse_args(argv)
     try:
         return args.func(args)
