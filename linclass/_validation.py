@@ -164,6 +164,24 @@ def encode_labels(y, classes=None):
     return classes, codes.astype(np.int32)
 
 
+def check_partial_fit_classes(classes, fitted_classes):
+    """The class list of ``partial_fit``: required (>= 2 labels) on the first
+    call, optional and equal to the fitted one afterwards.  Returns the sorted
+    unique classes on the first call, else the fitted classes."""
+    if fitted_classes is None:
+        if classes is None:
+            raise ValueError("classes must be given on the first call to partial_fit")
+        classes = np.unique(check_target(classes, name="classes"))
+        if len(classes) < 2:
+            raise ValueError("classes must hold at least two class labels, got %r"
+                             % (classes.tolist(),))
+        return classes
+    if classes is not None and not np.array_equal(np.unique(classes), fitted_classes):
+        raise ValueError("classes %r differ from those of the first call %r"
+                         % (np.unique(classes).tolist(), fitted_classes.tolist()))
+    return fitted_classes
+
+
 def check_sample_weight(sample_weight, n_samples):
     """float64 weights, one per sample, finite and >= 0 (None -> ones)."""
     if sample_weight is None:

@@ -22,7 +22,8 @@ import scipy.sparse as sp
 from ._core import _perceptron
 from ._margin import (LinearDecisionMixin, check_X, check_classification_data, check_predict_X,
                       class_weight_per_sample, kernel_rows)
-from ._validation import (check_array, check_positive, check_sample_weight, check_target,
+from ._validation import (check_array, check_partial_fit_classes, check_positive,
+                          check_sample_weight, check_target,
                           draw_seed, encode_labels)
 from .base import BaseEstimator, ClassifierMixin
 from .exceptions import ConvergenceWarning
@@ -201,22 +202,12 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         first = not hasattr(self, "classes_")
-        if first:
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit")
-            classes = np.unique(check_target(classes, name="classes"))
-            if len(classes) < 2:
-                raise ValueError("classes must hold at least two class labels, got %r"
-                                 % (classes.tolist(),))
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise ValueError("classes %r differ from those of the first call %r"
-                             % (np.unique(classes).tolist(), self.classes_.tolist()))
+        classes = check_partial_fit_classes(classes, getattr(self, "classes_", None))
         X = check_X(X)
         y = check_target(y, X.shape[0])
         if not first and X.shape[1] != self.n_features_in_:
             raise ValueError("X has %d features, but %s is expecting %d features as input"
                              % (X.shape[1], type(self).__name__, self.n_features_in_))
-        classes = self.classes_ if not first else classes
         classes, codes = encode_labels(y, classes)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)

@@ -36,7 +36,8 @@ import scipy.sparse as sp
 from ._core import _sgd
 from ._margin import (LinearDecisionMixin, check_classification_data, check_predict_X,
                       check_X, class_weight_per_sample, kernel_rows, map_threads)
-from ._validation import (check_positive, check_random_state, check_sample_weight,
+from ._validation import (check_partial_fit_classes, check_positive, check_random_state,
+                          check_sample_weight,
                           check_target, encode_labels)
 from .base import BaseEstimator, ClassifierMixin
 from .exceptions import ConvergenceWarning
@@ -479,16 +480,7 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         first = not hasattr(self, "classes_")
-        if first:
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit")
-            classes = np.unique(check_target(classes, name="classes"))
-            if len(classes) < 2:
-                raise ValueError("classes must hold at least two class labels, got %r"
-                                 % (classes.tolist(),))
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise ValueError("classes %r differ from those of the first call %r"
-                             % (np.unique(classes).tolist(), self.classes_.tolist()))
+        classes = check_partial_fit_classes(classes, getattr(self, "classes_", None))
         X = check_X(X)
         if X.shape[0] == 0:
             raise ValueError("X has 0 samples; partial_fit needs at least one")
@@ -496,7 +488,6 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if not first and X.shape[1] != self.n_features_in_:
             raise ValueError("X has %d features, but %s is expecting %d features as input"
                              % (X.shape[1], type(self).__name__, self.n_features_in_))
-        classes = self.classes_ if not first else classes
         classes, codes = encode_labels(y, classes)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
