@@ -109,6 +109,16 @@ def solve_least_squares(op, Yt):
     return eigvec[:, keep] @ ((eigvec[:, keep].T @ rhs) / eigval[keep][:, None])
 
 
+def check_ridge_params(est):
+    """The parameters every ridge estimator shares (alpha, tol, max_iter, solver)."""
+    check_positive(est.alpha, "alpha")
+    check_positive(est.tol, "tol")
+    if est.max_iter is not None:
+        check_positive(est.max_iter, "max_iter", integer=True)
+    if est.solver not in ("auto", "cholesky", "cg"):
+        raise ValueError("solver must be 'auto', 'cholesky' or 'cg', got %r" % (est.solver,))
+
+
 def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
     """``W`` of ``(Xt^T Xt + alpha I) W = Yt``'s normal equations; returns (W, n_iter).
 
@@ -295,13 +305,7 @@ class RidgeClassifier(_LeastSquaresBase):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the ridge classifier (returns self)."""
-        check_positive(self.alpha, "alpha")
-        check_positive(self.tol, "tol")
-        if self.max_iter is not None:
-            check_positive(self.max_iter, "max_iter", integer=True)
-        if self.solver not in ("auto", "cholesky", "cg"):
-            raise ValueError("solver must be 'auto', 'cholesky' or 'cg', got %r"
-                             % (self.solver,))
+        check_ridge_params(self)
         X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
         coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
                                    self.max_iter, owner="RidgeClassifier")

@@ -37,7 +37,7 @@ from ._margin import check_X, check_predict_X
 from ._validation import check_positive, check_sample_weight
 from .base import BaseEstimator, RegressorMixin
 from .exceptions import ConvergenceWarning
-from .least_squares import (_CenteredOperator, lasso_columns, solve_lasso,
+from .least_squares import (_CenteredOperator, check_ridge_params, lasso_columns, solve_lasso,
                             solve_least_squares, solve_ridge)
 
 __all__ = ["LinearRegression", "Ridge", "Lasso", "lasso_path"]
@@ -159,13 +159,7 @@ class Ridge(_LinearRegressionBase):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the ridge regression (returns self)."""
-        check_positive(self.alpha, "alpha")
-        check_positive(self.tol, "tol")
-        if self.max_iter is not None:
-            check_positive(self.max_iter, "max_iter", integer=True)
-        if self.solver not in ("auto", "cholesky", "cg"):
-            raise ValueError("solver must be 'auto', 'cholesky' or 'cg', got %r"
-                             % (self.solver,))
+        check_ridge_params(self)
         X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
         op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
         coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
