@@ -36,31 +36,8 @@ from linclass.multiclass import CrammerSingerSVC, WestonWatkinsSVC  # noqa: E402
 from linclass.perceptron import Perceptron  # noqa: E402
 from linclass.svm import LinearSVC, svm_primal_objective  # noqa: E402
 
-_NEWS_CACHE = {}
-
-
 def _newsgroups(data_dir, quick):
-    key = (str(data_dir), quick)
-    if key not in _NEWS_CACHE:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from linclass.datasets import load_20newsgroups
-        train = load_20newsgroups("train", data_home=data_dir)
-        test = load_20newsgroups("test", data_home=data_dir)
-        docs_train, y_train = train.data, np.asarray(train.target)
-        docs_test, y_test = test.data, np.asarray(test.target)
-        if quick:
-            rng = np.random.default_rng(0)
-            a = np.sort(rng.choice(len(docs_train), 3000, replace=False))
-            b = np.sort(rng.choice(len(docs_test), 2000, replace=False))
-            docs_train = [docs_train[i] for i in a]
-            y_train = y_train[a]
-            docs_test = [docs_test[i] for i in b]
-            y_test = y_test[b]
-        vec = TfidfVectorizer()
-        X_train = vec.fit_transform(docs_train).tocsr()
-        X_test = vec.transform(docs_test).tocsr()
-        _NEWS_CACHE[key] = (X_train, y_train, X_test, y_test)
-    return _NEWS_CACHE[key]
+    return _harness.newsgroups_tfidf(data_dir, quick)[:4]
 
 
 def _libsvm(data_dir, name, quick):

@@ -24,14 +24,14 @@ from ._validation import (check_array, check_is_fitted, check_n_features, check_
                           check_sample_weight, draw_seed)
 from .base import BaseEstimator, ClassifierMixin
 from .exceptions import ConvergenceWarning
-from .kernels import (KERNEL_CODES, call_kernel, check_coef0, check_degree, check_kernel_name,
-                      kernel_matrix, resolve_gamma, row_sq_norms, rows_arguments)
+from .kernels import (KERNEL_CODES, KernelModelMixin, call_kernel, check_coef0, check_degree,
+                      check_kernel_name, kernel_matrix, resolve_gamma, row_sq_norms, rows_arguments)
 from .svc import check_precomputed_gram
 
 __all__ = ["KernelPerceptron"]
 
 
-class KernelPerceptron(ClassifierMixin, BaseEstimator):
+class KernelPerceptron(KernelModelMixin, ClassifierMixin, BaseEstimator):
     """Multi-class kernel perceptron with optional averaging and a budget.
 
     Parameters
@@ -186,19 +186,3 @@ class KernelPerceptron(ClassifierMixin, BaseEstimator):
         scores = self._scores(X)
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def _get_state(self):
-        state = super()._get_state()
-        state["sv_sq_norms_"] = self._sv_sq_norms
-        state["gamma_"] = self._gamma
-        return state
-
-    def _set_state(self, state):
-        state = dict(state)
-        self._sv_sq_norms = state.pop("sv_sq_norms_", None)
-        self._gamma = state.pop("gamma_", 0.0)
-        super()._set_state(state)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags

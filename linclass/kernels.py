@@ -247,3 +247,26 @@ def rbf_kernel(X, Y=None, gamma=None):
 def sigmoid_kernel(X, Y=None, gamma=None, coef0=1.0):
     """``tanh(gamma X @ Y.T + coef0)``"""
     return pairwise_kernels(X, Y, kernel="sigmoid", gamma=gamma, coef0=coef0)
+
+
+class KernelModelMixin:
+    """Persistence and scikit-learn tags shared by the kernel models (SVC,
+    KernelPerceptron): the cached squared norms of the support vectors and the
+    resolved gamma are private state that ``save``/``load`` must keep."""
+
+    def _get_state(self):
+        state = super()._get_state()
+        state["sv_sq_norms_"] = self._sv_sq_norms
+        state["gamma_"] = self._gamma
+        return state
+
+    def _set_state(self, state):
+        state = dict(state)
+        self._sv_sq_norms = state.pop("sv_sq_norms_", None)
+        self._gamma = state.pop("gamma_", 0.0)
+        super()._set_state(state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags

@@ -49,8 +49,8 @@ from ._validation import check_is_fitted, check_positive
 from .base import BaseEstimator
 from .datasets.trees import Tree
 from .structured.grammar import NoParseError as _NoParse
-from .structured.grammar import (CompiledGrammar, GrammarStructure, nodes_to_tree,
-                                 signature_backoffs, word_signature)
+from .structured.grammar import (CompiledGrammar, GrammarStructure, _check_words,
+                                 nodes_to_tree, signature_backoffs, word_signature)
 
 __all__ = ["PCFG", "DiscriminativeParser", "treebank_to_cnf", "debinarize",
            "word_signature"]
@@ -193,17 +193,8 @@ def debinarize(tree, *, root_label="ROOT"):
 # ------------------------------------------------------------------- PCFG --
 
 def _check_sentence(words):
-    if isinstance(words, str) or not hasattr(words, "__len__"):
-        raise ValueError("a sentence must be a sequence of word strings, got %s"
-                         % type(words).__name__)
-    words = list(words)
-    if not words:
-        raise ValueError("cannot parse an empty sentence")
-    for k, word in enumerate(words):
-        if not isinstance(word, str) or not word:
-            raise ValueError("word %d of the sentence is %r; words must be non-empty str"
-                             % (k, word))
-    return words
+    """The words of a sentence as a list (checks shared with GrammarStructure)."""
+    return list(_check_words(words))
 
 
 _RULE_LINE = re.compile(r"^\s*(\S+)\s*->\s*(.*)$")

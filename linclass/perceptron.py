@@ -22,9 +22,9 @@ import scipy.sparse as sp
 from ._core import _perceptron
 from ._margin import (LinearDecisionMixin, check_X, check_classification_data, check_predict_X,
                       class_weight_per_sample, kernel_rows)
-from ._validation import (check_array, check_partial_fit_classes, check_positive,
-                          check_sample_weight, check_target,
-                          draw_seed, encode_labels)
+from ._validation import (check_array, check_n_features, check_partial_fit_classes,
+                          check_positive, check_sample_weight, check_target, draw_seed,
+                          encode_labels)
 from .base import BaseEstimator, ClassifierMixin
 from .exceptions import ConvergenceWarning
 
@@ -205,9 +205,8 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         classes = check_partial_fit_classes(classes, getattr(self, "classes_", None))
         X = check_X(X)
         y = check_target(y, X.shape[0])
-        if not first and X.shape[1] != self.n_features_in_:
-            raise ValueError("X has %d features, but %s is expecting %d features as input"
-                             % (X.shape[1], type(self).__name__, self.n_features_in_))
+        if not first:
+            check_n_features(X, self.n_features_in_, owner=self)
         classes, codes = encode_labels(y, classes)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)

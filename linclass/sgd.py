@@ -36,9 +36,9 @@ import scipy.sparse as sp
 from ._core import _sgd
 from ._margin import (LinearDecisionMixin, check_classification_data, check_predict_X,
                       check_X, class_weight_per_sample, kernel_rows, map_threads)
-from ._validation import (check_partial_fit_classes, check_positive, check_random_state,
-                          check_sample_weight,
-                          check_target, encode_labels)
+from ._validation import (check_n_features, check_partial_fit_classes, check_positive,
+                          check_random_state, check_sample_weight, check_target,
+                          encode_labels)
 from .base import BaseEstimator, ClassifierMixin
 from .exceptions import ConvergenceWarning
 from .metrics import MarginLoss, margin_loss
@@ -485,9 +485,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if X.shape[0] == 0:
             raise ValueError("X has 0 samples; partial_fit needs at least one")
         y = check_target(y, X.shape[0])
-        if not first and X.shape[1] != self.n_features_in_:
-            raise ValueError("X has %d features, but %s is expecting %d features as input"
-                             % (X.shape[1], type(self).__name__, self.n_features_in_))
+        if not first:
+            check_n_features(X, self.n_features_in_, owner=self)
         classes, codes = encode_labels(y, classes)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)

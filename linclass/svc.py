@@ -53,8 +53,8 @@ from ._validation import (check_array, check_is_fitted, check_n_features, check_
                           check_random_state, check_sample_weight)
 from .base import BaseEstimator, ClassifierMixin
 from .exceptions import ConvergenceWarning
-from .kernels import (KERNEL_CODES, call_kernel, check_coef0, check_degree, check_kernel_name,
-                      kernel_matrix, resolve_gamma, row_sq_norms, rows_arguments)
+from .kernels import (KERNEL_CODES, KernelModelMixin, call_kernel, check_coef0, check_degree,
+                      check_kernel_name, kernel_matrix, resolve_gamma, row_sq_norms, rows_arguments)
 
 __all__ = ["SVC"]
 
@@ -170,7 +170,7 @@ def couple_pairwise(pairwise, n_classes):
     return p / total
 
 
-class SVC(ClassifierMixin, BaseEstimator):
+class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
     """C-support vector classifier with kernels, trained by SMO.
 
     Parameters
@@ -594,19 +594,3 @@ class SVC(ClassifierMixin, BaseEstimator):
             return np.log(self._predict_proba(X))
 
     # -- persistence and scikit-learn -------------------------------------
-    def _get_state(self):
-        state = super()._get_state()
-        state["sv_sq_norms_"] = self._sv_sq_norms
-        state["gamma_"] = self._gamma
-        return state
-
-    def _set_state(self, state):
-        state = dict(state)
-        self._sv_sq_norms = state.pop("sv_sq_norms_", None)
-        self._gamma = state.pop("gamma_", 0.0)
-        super()._set_state(state)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags

@@ -246,6 +246,36 @@ def _max_length(const long long[::1] sent_offsets, Py_ssize_t s0, Py_ssize_t s1)
     return m
 
 
+def _check_shapes(Py_ssize_t F, Py_ssize_t K, tuple trans_shape, Py_ssize_t n_start,
+                  Py_ssize_t n_stop, Py_ssize_t n_trans2, int order, Py_ssize_t n_indices,
+                  Py_ssize_t n_data, const int[::1] indptr, const long long[::1] sent_offsets):
+    """O(1) agreement checks of the entry points (index *values* -- feature ids
+    below F, labels below K -- are the Python layer's contract)."""
+    if F < 1 or K < 1:
+        raise ValueError("W must be (n_features >= 1, n_labels >= 1)")
+    if trans_shape[0] != K or trans_shape[1] != K or n_start != K or n_stop != K:
+        raise ValueError("trans must be (K, K) and start/stop (K,) with K = W.shape[1]")
+    if order not in (1, 2):
+        raise ValueError("order must be 1 or 2")
+    if order == 2 and n_trans2 != K * K * K:
+        raise ValueError("order 2 needs trans2 with K**3 entries")
+    if n_indices != n_data:
+        raise ValueError("indices and data differ in length")
+    cdef Py_ssize_t s, n_rows = indptr.shape[0] - 1
+    if sent_offsets.shape[0] < 1 or n_rows < 0:
+        raise ValueError("sent_offsets and indptr must not be empty")
+    if sent_offsets[0] < 0:
+        raise ValueError("sent_offsets must be >= 0")
+    for s in range(1, sent_offsets.shape[0]):
+        if sent_offsets[s] < sent_offsets[s - 1]:
+            raise ValueError("sent_offsets must be non-decreasing")
+    cdef Py_ssize_t n_tokens = sent_offsets[sent_offsets.shape[0] - 1]
+    if n_tokens > n_rows or indptr[n_rows] > n_indices or indptr[0] < 0:
+        raise ValueError("sentences reach row %d but indptr covers %d rows (ending at %d "
+                         "of %d indices)" % (n_tokens, n_rows, indptr[n_rows], n_indices))
+    return n_tokens
+
+
 def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] trans2,
                   floating[::1] start, floating[::1] stop,
                   const int[::1] indices, const double[::1] data, const int[::1] indptr,
@@ -262,7 +292,7 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
     """
     cdef Py_ssize_t K = W.shape[1]
     cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
-    cdef Py_ssize_t s, row0, n, t, max_len
+    cdef Py_ssize_t s, row0, n, t, max_len, n_tokens
     cdef Workspace ws
     cdef int status
     cdef const int* gold_ptr = NULL
@@ -272,10 +302,15 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
     cdef const floating* trans2_ptr = &trans2[0] if trans2.shape[0] > 0 else NULL
     if last < 0:
         last = n_sent
-    if order == 2 and trans2.shape[0] != K * K * K:
-        raise ValueError("order 2 needs trans2 with K**3 entries")
-    if W.shape[0] == 0:
-        raise ValueError("W must have at least one row")
+    n_tokens = _check_shapes(W.shape[0], K, (trans.shape[0], trans.shape[1]), start.shape[0],
+                             stop.shape[0], trans2.shape[0], order, indices.shape[0],
+                             data.shape[0], indptr, sent_offsets)
+    if first < 0 or last > n_sent:
+        raise ValueError("sentence range [%d, %d) outside [0, %d)" % (first, last, n_sent))
+    if out.shape[0] < n_tokens or scores.shape[0] < n_sent:
+        raise ValueError("out needs one entry per token and scores one per sentence")
+    if gold is not None and gold.shape[0] < n_tokens:
+        raise ValueError("gold needs one label per token")
     if n_sent <= 0 or last <= first:
         return
     if gold is not None and gold.shape[0] > 0:
@@ -337,7 +372,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     """
     cdef Py_ssize_t K = W.shape[1]
     cdef Py_ssize_t n_visit = visit_order.shape[0]
-    cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len
+    cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len, n_tokens
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
     cdef int g, y, differs
     cdef double c = counter, v
@@ -350,8 +385,19 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     cdef int* pred
     cdef const int* gs
     cdef const int* gold_base = &gold[0] if gold.shape[0] > 0 else NULL
-    if order == 2 and trans2.shape[0] != K * K * K:
-        raise ValueError("order 2 needs trans2 with K**3 entries")
+    n_tokens = _check_shapes(W.shape[0], K, (trans.shape[0], trans.shape[1]), start.shape[0],
+                             stop.shape[0], trans2.shape[0], order, indices.shape[0],
+                             data.shape[0], indptr, sent_offsets)
+    if gold.shape[0] < n_tokens:
+        raise ValueError("gold needs one label per token")
+    if (U_W.shape[0] != W.shape[0] or U_W.shape[1] != K or U_trans.shape[0] != K
+            or U_trans.shape[1] != K or U_trans2.shape[0] != trans2.shape[0]
+            or U_start.shape[0] != K or U_stop.shape[0] != K):
+        raise ValueError("the averaging sums must have the shapes of the weights")
+    for i in range(n_visit):
+        if visit_order[i] < 0 or visit_order[i] >= sent_offsets.shape[0] - 1:
+            raise ValueError("visit_order holds sentence %d, outside [0, %d)"
+                             % (visit_order[i], sent_offsets.shape[0] - 1))
     if n_visit == 0:
         return counter, 0, 0
     max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)

@@ -158,6 +158,15 @@ class SequenceStructure(Structure):
             vals.append(np.ones(n - 2))
         return np.concatenate(idx).astype(np.int64), np.concatenate(vals)
 
+    def _check_rows(self, x, gold):
+        """Feature ids below n_token_features and labels below n_labels: the
+        kernel does not check index values."""
+        if len(x.indices) and (x.indices.min() < 0
+                               or x.indices.max() >= self.n_token_features):
+            raise ValueError("token feature ids must lie in [0, %d)" % self.n_token_features)
+        if gold is not None and len(gold) and (gold.min() < 0 or gold.max() >= self.n_labels):
+            raise ValueError("label codes must lie in [0, %d)" % self.n_labels)
+
     def _viterbi(self, w, x, gold=None):
         w = np.ascontiguousarray(w, dtype=np.float64)
         W, trans, trans2, start, stop = self.unpack(w)
@@ -166,6 +175,9 @@ class SequenceStructure(Structure):
             return out
         scores = np.zeros(1)
         g = None if gold is None else np.ascontiguousarray(gold, dtype=np.int32)
+        if g is not None and len(g) != len(x):
+            raise ValueError("%d labels for a sentence of %d tokens" % (len(g), len(x)))
+        self._check_rows(x, g)
         _sequence.viterbi_batch(W, trans, trans2, start, stop, x.indices, x.data, x.indptr,
                                 x.offsets, out, scores, order=self.order, gold=g,
                                 loss_weight=self.loss_weight)
@@ -192,6 +204,9 @@ class SequenceStructure(Structure):
         out = np.zeros(int(X.offsets[-1]), dtype=np.int32)
         scores = np.zeros(len(X))
         gold = None if Y is None else X.concat(Y)
+        if gold is not None and len(gold) != len(out):
+            raise ValueError("%d labels for %d tokens" % (len(gold), len(out)))
+        self._check_rows(X, gold)
         _sequence.viterbi_batch(W, trans, trans2, start, stop, X.indices, X.data, X.indptr,
                                 X.offsets, out, scores, order=self.order, gold=gold,
                                 loss_weight=self.loss_weight)

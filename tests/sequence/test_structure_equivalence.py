@@ -119,3 +119,34 @@ def test_batch_fast_path_equals_generic_loops(order):
         Structure.batch_joint_feature(structure, batch, [codes, other], weights), atol=1e-10)
     np.testing.assert_allclose(structure.batch_loss(codes, other),
                                Structure.batch_loss(structure, codes, other))
+
+
+def test_bad_inputs_are_refused_before_the_kernel():
+    from linclass._core import _sequence
+    from linclass.structured.sequence import SentenceBatch
+    X, Y = small_corpus(5, 5)
+    tagger = SequenceTagger(features="w[0]", max_iter=1).fit(X, Y)
+    K = len(tagger.classes_)
+    structure = SequenceStructure(tagger.n_features_, K)
+    Xf, offsets = tagger._featurize(X, fit=False)
+    batch = SentenceBatch.from_matrix(Xf, offsets)
+    w = np.zeros(structure.n_features)
+    short = [np.zeros(max(len(y) - 1, 0), np.int32) for y in Y]
+    with pytest.raises(ValueError, match="labels for"):
+        structure.batch_loss_augmented_decode(w, batch, short)
+    with pytest.raises(ValueError, match="label codes"):
+        structure.loss_augmented_decode(w, batch[0], np.full(len(batch[0]), K, np.int32))
+    small = SequenceStructure(1, K)                      # feature ids beyond its space
+    with pytest.raises(ValueError, match="token feature ids"):
+        small.decode(np.zeros(small.n_features), batch[0])
+    W, trans, trans2, start, stop = structure.unpack(w)
+    out, scores = np.zeros(Xf.shape[0], np.int32), np.zeros(len(offsets) - 1)
+    with pytest.raises(ValueError, match="trans must be"):
+        _sequence.viterbi_batch(W, trans[:1].copy(), trans2, start, stop, Xf.indices, Xf.data,
+                                Xf.indptr, offsets, out, scores)
+    with pytest.raises(ValueError, match="one entry per token"):
+        _sequence.viterbi_batch(W, trans, trans2, start, stop, Xf.indices, Xf.data, Xf.indptr,
+                                offsets, out[:1], scores)
+    with pytest.raises(ValueError, match="indptr covers"):
+        _sequence.viterbi_batch(W, trans, trans2, start, stop, Xf.indices, Xf.data,
+                                Xf.indptr[:-1].copy(), offsets, out, scores)
