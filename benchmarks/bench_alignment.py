@@ -32,10 +32,10 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
-from linclass.alignment import (AlignmentLearner, SubstitutionMatrix,  # noqa: E402
-                                alignment_accuracy, partners_from_rows)
+from linclass.alignment import (AlignmentLearner, SubstitutionMatrix, alignment_accuracy,
+                                 partners_from_rows)  # noqa: E402
 from linclass.datasets import load_balibase  # noqa: E402
-from linclass.structured.alignment import AlignmentStructure  # noqa: E402
+from linclass.alignment.structure import AlignmentStructure  # noqa: E402
 
 
 def split_cases(cases, seed=0):

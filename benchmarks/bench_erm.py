@@ -29,7 +29,7 @@ import scipy.sparse as sp
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
-from linclass.sgd import SGDClassifier  # noqa: E402
+from linclass.linear.sgd import SGDClassifier  # noqa: E402
 
 _A9A_CACHE = {}
 
@@ -120,8 +120,8 @@ def _libsvm_acc(model, Xt, yt):
 
 
 def _mercer_rows(quick, data_dir, repeat):
-    from linclass.mercer import MercerMap
-    from linclass.svm import LinearSVC
+    from linclass.kernels.mercer import MercerMap
+    from linclass.linear.svm import LinearSVC
     from sklearn.svm import SVC
     rows = []
     if not (data_dir / "libsvm_binary" / "a9a.gz").exists():
@@ -167,7 +167,7 @@ def _mercer_rows(quick, data_dir, repeat):
 def _regression_rows(quick, data_dir, repeat):
     from sklearn.linear_model import Lasso as SkLasso
     from sklearn.linear_model import Ridge as SkRidge
-    from linclass.linear_model import Lasso, Ridge
+    from linclass.linear.regression import Lasso, Ridge
     rows = []
     problems = []
     if (data_dir / "libsvm_binary" / "a9a.gz").exists():
@@ -210,8 +210,8 @@ def _mixture_nb_rows(quick, data_dir, repeat):
         return []
     from sklearn.feature_extraction.text import CountVectorizer
     from linclass.datasets import load_20newsgroups
-    from linclass.mixture_nb import MixtureNB
-    from linclass.naive_bayes import MultinomialNB
+    from linclass.linear.mixture_nb import MixtureNB
+    from linclass.linear.naive_bayes import MultinomialNB
     train = load_20newsgroups("train", data_home=data_dir)
     test = load_20newsgroups("test", data_home=data_dir)
     keep = np.random.default_rng(0).permutation(len(train.data))[:3000 if quick else None]

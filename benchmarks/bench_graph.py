@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
-from linclass.collective import CollectiveClassifier  # noqa: E402
+from linclass.graph.collective import CollectiveClassifier  # noqa: E402
 from linclass.datasets import load_citation_graph  # noqa: E402
 
 C = 0.01

@@ -24,9 +24,9 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
-from linclass.kernel_perceptron import KernelPerceptron  # noqa: E402
+from linclass.kernels.kernel_perceptron import KernelPerceptron  # noqa: E402
 from linclass.kernels import kernel_matrix  # noqa: E402
-from linclass.svc import SVC  # noqa: E402
+from linclass.kernels.svc import SVC  # noqa: E402
 
 CACHE_MB = 200
 TOL = 1e-3

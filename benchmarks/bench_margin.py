@@ -30,11 +30,10 @@ import scipy.sparse as sp
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
-from linclass.exceptions import ConvergenceWarning  # noqa: E402
-from linclass.least_squares import LassoClassifier, RidgeClassifier  # noqa: E402
-from linclass.multiclass import CrammerSingerSVC, WestonWatkinsSVC  # noqa: E402
-from linclass.perceptron import Perceptron  # noqa: E402
-from linclass.svm import LinearSVC, svm_primal_objective  # noqa: E402
+from linclass.linear.least_squares import LassoClassifier, RidgeClassifier  # noqa: E402
+from linclass.linear.multiclass import CrammerSingerSVC, WestonWatkinsSVC  # noqa: E402
+from linclass.linear.perceptron import Perceptron  # noqa: E402
+from linclass.linear.svm import LinearSVC, svm_primal_objective  # noqa: E402
 
 def _newsgroups(data_dir, quick):
     return _harness.newsgroups_tfidf(data_dir, quick)[:4]

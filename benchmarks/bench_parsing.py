@@ -32,7 +32,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
 from linclass.datasets import load_ptb_sample  # noqa: E402
-from linclass.parse_metrics import parseval  # noqa: E402
+from linclass.metrics.parsing import parseval  # noqa: E402
 from linclass.parsing import PCFG, DiscriminativeParser  # noqa: E402
 
 NOTES = [

@@ -25,15 +25,14 @@ import sys
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
 from linclass.exceptions import ConvergenceWarning  # noqa: E402
-from linclass.logistic import LogisticRegression, _Objective  # noqa: E402
-from linclass.maxent import MaxEnt  # noqa: E402
-from linclass.naive_bayes import BernoulliNB, MultinomialNB  # noqa: E402
+from linclass.linear.logistic import LogisticRegression, _Objective  # noqa: E402
+from linclass.linear.maxent import MaxEnt  # noqa: E402
+from linclass.linear.naive_bayes import BernoulliNB, MultinomialNB  # noqa: E402
 
 
 def _accuracy(y, pred):

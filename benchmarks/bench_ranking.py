@@ -26,8 +26,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
 from linclass.metrics import ndcg_at_k, pairwise_ranking_accuracy  # noqa: E402
-from linclass.ranking import (RankSVM, _explicit_pairs, group_by_query,  # noqa: E402
-                              ranksvm_objective)
+from linclass.ranking import RankSVM, group_by_query, ranksvm_objective  # noqa: E402
+from linclass.ranking.ranksvm import _explicit_pairs  # noqa: E402
 
 
 def pair_differences(X, y, qid):

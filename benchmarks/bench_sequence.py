@@ -34,8 +34,7 @@ import _harness  # noqa: E402
 from linclass import metrics  # noqa: E402
 from linclass.datasets import read_conll  # noqa: E402
 from linclass.features import FeatureTemplate  # noqa: E402
-from linclass.features.templates import (CONLL2002_NER, CRFSUITE_CHUNKING,  # noqa: E402
-                                         POS_TEMPLATE)
+from linclass.features.templates import CONLL2002_NER, CRFSUITE_CHUNKING, POS_TEMPLATE  # noqa: E402
 from linclass.sequence import SequenceTagger  # noqa: E402
 
 EPOCHS = 10

@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _harness  # noqa: E402
 
-from linclass.multiclass_svm import MultiClassSVM  # noqa: E402
+from linclass.joint.svm import MultiClassSVM  # noqa: E402
 from linclass.structured import MultiClassStructure, StructuredSVM  # noqa: E402
 
 C = 1.0

@@ -3,51 +3,20 @@
 Every model scores an input/output pair linearly, ``F(x, y) = w . Phi(x, y)``,
 and predicts ``argmax_y F(x, y)``.  Models differ in the joint feature map
 ``Phi``, the decoder that finds the argmax, and the learner that fits ``w``.
+
+Layout: the flat families in ``linear/`` and ``kernels/``; the Structure
+protocol and generic learners in ``structured/``; one folder per structured
+task (``joint/``, ``sequence/``, ``parsing/``, ``alignment/``, ``graph/``,
+``ranking/``); ``metrics/``, ``datasets/``, ``features/``, ``demo/``; the
+Cython kernels in ``_core/``.  This module imports models on first use (see
+``_registry.PUBLIC_MODELS``), so ``import linclass`` stays cheap.
 """
 import importlib
 
-__version__ = "0.1.0.dev0"
-
-from .exceptions import (ConvergenceWarning, DataFormatError, ModelFormatError,
-                         NotFittedError)
+from ._registry import PUBLIC_MODELS as _MODELS
+from ._version import __version__
+from .exceptions import ConvergenceWarning, DataFormatError, ModelFormatError, NotFittedError
 from .persistence import load
-
-# public model name -> module defining it (imported on first use, so that
-# ``import linclass`` stays cheap)
-_MODELS = {
-    "SequenceTagger": "sequence",
-    "StructuredPerceptron": "structured",
-    "StructuredSVM": "structured",
-    "MultiClassSVM": "multiclass_svm",
-    "FeatureTemplate": "features",
-    "RankSVM": "ranking",
-    "Perceptron": "perceptron",
-    "LinearSVC": "svm",
-    "CrammerSingerSVC": "multiclass",
-    "WestonWatkinsSVC": "multiclass",
-    "OneVsRestClassifier": "multiclass",
-    "OneVsOneClassifier": "multiclass",
-    "LeastSquaresClassifier": "least_squares",
-    "RidgeClassifier": "least_squares",
-    "LassoClassifier": "least_squares",
-    "SVC": "svc",
-    "KernelPerceptron": "kernel_perceptron",
-    "SGDClassifier": "sgd",
-    "MercerMap": "mercer",
-    "LinearRegression": "linear_model",
-    "Ridge": "linear_model",
-    "Lasso": "linear_model",
-    "MixtureNB": "mixture_nb",
-    "MultinomialNB": "naive_bayes",
-    "BernoulliNB": "naive_bayes",
-    "LogisticRegression": "logistic",
-    "MaxEnt": "maxent",
-    "AlignmentLearner": "alignment",
-    "SubstitutionMatrix": "alignment",
-    "CollectiveClassifier": "collective",
-    "PCFG": "parsing",
-    "DiscriminativeParser": "parsing",
-}
 
 __all__ = ["__version__", "load", "ConvergenceWarning", "DataFormatError",
            "ModelFormatError", "NotFittedError"] + sorted(_MODELS)

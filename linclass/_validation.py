@@ -261,3 +261,189 @@ def check_is_fitted(estimator, attributes=None):
     if not fitted:
         raise NotFittedError("this %s instance is not fitted yet; call fit() first"
                              % type(estimator).__name__)
+
+
+def check_X(X, name="X"):
+    """:func:`linclass._validation.check_array` with scikit-learn's wording for
+    the cases its estimator checks match on (complex values, 1-D input, zero
+    features, non-numeric objects); everything else is check_array's."""
+    if X is not None and not isinstance(X, (str, bytes)):
+        if sp.issparse(X):
+            kind, shape = X.dtype.kind, X.shape
+        else:
+            arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
+            kind, shape = arr.dtype.kind, arr.shape
+            if arr.dtype == object:
+                try:
+                    arr.astype(np.float64)
+                except TypeError as exc:
+                    raise TypeError("%s holds non-numeric values: %s" % (name, exc)) from None
+                except ValueError as exc:
+                    raise ValueError("%s holds non-numeric values: %s" % (name, exc)) from None
+        if kind == "c":
+            raise ValueError("Complex data not supported: %s holds complex numbers" % name)
+        if len(shape) == 1:
+            raise ValueError("Reshape your data: %s must be 2-D (n_samples, n_features), "
+                             "got a 1-D array of shape %r; use X.reshape(-1, 1) for one "
+                             "feature or X.reshape(1, -1) for one sample" % (name, shape))
+        if len(shape) == 2 and shape[1] == 0:
+            raise ValueError("%s has 0 feature(s) (shape=(%d, 0)) while a minimum of 1 is "
+                             "required." % (name, shape[0]))
+    return check_array(X, name=name)
+
+
+def check_classification_data(X, y, sample_weight=None, *, min_classes=2):
+    """Validate ``(X, y, sample_weight)`` for a classifier's ``fit``.
+
+    Returns ``(X, classes, codes, sample_weight)``: ``X`` in canonical form,
+    the sorted class labels, int32 codes ``0..n_classes-1`` and float64
+    weights.  Continuous targets raise ``ValueError("Unknown label type ...")``
+    (scikit-learn's wording) and fewer than ``min_classes`` classes raise a
+    ``ValueError`` naming the class found.
+    """
+    X = check_X(X)
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
+    y = check_target(y, X.shape[0])
+    if y.dtype.kind == "f" and np.any(y != np.round(y)):
+        raise ValueError("Unknown label type: continuous. linclass classifiers "
+                         "need discrete class labels, got float values such as %r"
+                         % (y[np.flatnonzero(y != np.round(y))[0]],))
+    if y.dtype.kind == "c":
+        raise ValueError("Unknown label type: complex values")
+    classes, codes = encode_labels(y)
+    if len(classes) < min_classes:
+        raise ValueError("y has only one class (%r); a classifier needs at least "
+                         "%d classes to train" % (classes.tolist()[:1], min_classes))
+    sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    if not np.any(sample_weight > 0):
+        raise ValueError("sample_weight: all weights are zero; at least one sample must "
+                         "have a positive weight")
+    return X, classes, codes, sample_weight
+
+
+def class_weight_per_sample(class_weight, classes, codes, sample_weight):
+    """Per-sample weight ``sample_weight[i] * class_weight[y_i]``.
+
+    ``class_weight`` is None, ``"balanced"`` (``n_samples / (n_classes *
+    count(c))``, as in King & Zeng 2001 and scikit-learn) or a dict mapping
+    class labels to positive numbers (missing classes get 1).
+    """
+    n_classes = len(classes)
+    if class_weight is None:
+        per_class = np.ones(n_classes)
+    elif isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError("class_weight must be None, 'balanced' or a dict, got %r"
+                             % (class_weight,))
+        counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
+        per_class = len(codes) / (n_classes * np.maximum(counts, 1.0))
+    elif isinstance(class_weight, dict):
+        per_class = np.ones(n_classes)
+        known = {c.item() if hasattr(c, "item") else c: k for k, c in enumerate(classes)}
+        for label, weight in class_weight.items():
+            key = label.item() if hasattr(label, "item") else label
+            if key not in known:
+                raise ValueError("class_weight names class %r, which is not in y "
+                                 "(classes: %s)" % (label, classes.tolist()[:20]))
+            if (isinstance(weight, bool) or not isinstance(weight, numbers.Real)
+                    or not np.isfinite(weight) or weight < 0):
+                raise ValueError("class_weight[%r] must be a finite number >= 0, got %r"
+                                 % (label, weight))
+            per_class[known[key]] = float(weight)
+    else:
+        raise ValueError("class_weight must be None, 'balanced' or a dict, got %r"
+                         % (class_weight,))
+    return np.ascontiguousarray(sample_weight * per_class[codes], dtype=np.float64)
+
+
+def kernel_rows(X):
+    """The arrays a ``_core`` kernel reads a validated matrix from.
+
+    Returns ``dict(data=..., indices=..., indptr=..., is_sparse=...)``: for a
+    canonical CSR matrix its three arrays; for a dense C-contiguous matrix the
+    ravelled values and 1-element placeholders.  Empty arrays are padded to one
+    element (never read) so kernels may take the address of element 0.
+    """
+    if sp.issparse(X):
+        data, indices = X.data, X.indices
+        if data.shape[0] == 0:
+            data = np.zeros(1)
+            indices = np.zeros(1, dtype=np.int32)
+        return dict(data=data, indices=indices, indptr=X.indptr, is_sparse=True)
+    data = X.reshape(-1)
+    if data.shape[0] == 0:
+        data = np.zeros(1)
+    return dict(data=data, indices=np.zeros(1, dtype=np.int32),
+                indptr=np.zeros(1, dtype=np.int32), is_sparse=False)
+
+
+def check_predict_X(estimator, X):
+    """Validate ``X`` for ``predict``/``decision_function`` of a fitted model.
+
+    The feature-count message follows scikit-learn's wording ("X has 1
+    features, but Perceptron is expecting 4 features as input").
+    """
+    check_is_fitted(estimator, "n_features_in_")
+    X = check_X(X)
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError("X has %d features, but %s is expecting %d features as input"
+                         % (X.shape[1], type(estimator).__name__, estimator.n_features_in_))
+    return X
+
+
+def check_classification_target(y, n_samples, *, min_classes=2):
+    """Labels of a classification problem -> ``(classes, codes)``.
+
+    Raises ``ValueError`` for continuous targets (floats that are not whole
+    numbers: "Unknown label type") and for fewer than ``min_classes`` classes.
+    """
+    if y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
+    y = check_target(y, n_samples)
+    if y.dtype.kind == "f" and y.size and np.any(y != np.round(y)):
+        raise ValueError("Unknown label type: continuous values in y (first %r); "
+                         "a classifier needs discrete class labels" % y[y != np.round(y)][0])
+    if y.dtype.kind == "c":
+        raise ValueError("Unknown label type: complex values in y")
+    classes, codes = encode_labels(y)
+    if len(classes) < min_classes:
+        raise ValueError("y has only one class (%r); this classifier needs at least "
+                         "%d classes to train" % (classes[0] if len(classes) else None,
+                                                  min_classes))
+    return classes, codes
+
+
+def class_weight_vector(class_weight, classes, codes, sample_weight):
+    """Per-class weights (n_classes,) from None, "balanced" or a {label: weight} dict.
+
+    "balanced" gives ``n_samples / (n_classes * count(class))`` with counts
+    weighted by ``sample_weight`` (King & Zeng, 2001).
+    """
+    n_classes = len(classes)
+    if class_weight is None:
+        return np.ones(n_classes)
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError("class_weight must be None, 'balanced' or a dict, got %r"
+                             % class_weight)
+        counts = np.bincount(codes, weights=sample_weight, minlength=n_classes)
+        total = counts.sum()
+        with np.errstate(divide="ignore"):
+            weights = np.where(counts > 0, total / (n_classes * np.maximum(counts, 1e-300)), 1.0)
+        return weights
+    if not isinstance(class_weight, dict):
+        raise ValueError("class_weight must be None, 'balanced' or a dict, got %s"
+                         % type(class_weight).__name__)
+    weights = np.ones(n_classes)
+    known = {c.item() if hasattr(c, "item") else c: k for k, c in enumerate(classes)}
+    for label, value in class_weight.items():
+        key = label.item() if hasattr(label, "item") else label
+        if key not in known:
+            raise ValueError("class_weight names label %r, which is not in y (labels: %s)"
+                             % (label, list(classes)[:20]))
+        if not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
+            raise ValueError("class_weight[%r] must be a finite number >= 0, got %r"
+                             % (label, value))
+        weights[known[key]] = float(value)
+    return weights

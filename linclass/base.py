@@ -135,7 +135,7 @@ class ClassifierMixin:
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given)."""
-        from .metrics import accuracy_score
+        from .metrics.classification import accuracy_score
         return accuracy_score(y, self.predict(X), sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
@@ -183,5 +183,5 @@ class TransformerMixin:
 
 
 def _version():
-    from . import __version__
+    from ._version import __version__
     return __version__

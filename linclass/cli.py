@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from . import __version__
+from ._version import __version__
 from ._registry import MODELS, resolve
 
 
@@ -142,7 +142,7 @@ def _read_ranking(path, n_features=None):
 
 
 def _load_for(path):
-    from . import load
+    from .persistence import load
     model = load(path)
     spec = getattr(model, "input_spec_", None)
     if spec is None:
@@ -165,7 +165,7 @@ def cmd_predict(args):
             for label in model.predict(X):
                 out.write("%s\n" % (label,))
         else:
-            from .datasets import Sentence, write_conll
+            from .datasets import write_conll
             sentences, X, _, label = read_sequence_data(args.input, spec)
             pred = model.predict(X)
             rows = []
@@ -184,7 +184,7 @@ def cmd_evaluate(args):
     from . import metrics
     model, spec = _load_for(args.model)
     if spec.get("task") == "ranking":
-        from .ranking_metrics import ranking_report
+        from .metrics.ranking import ranking_report
         X, y, qid = _read_ranking(args.input, spec["n_features"])
         print(ranking_report(y, model.predict(X), qid, k=10, max_queries=args.max_queries))
         return 0
@@ -195,7 +195,7 @@ def cmd_evaluate(args):
         print("accuracy: %.4f  (%d samples)" % (metrics.accuracy_score(y, pred), len(y)))
         print(metrics.classification_report(y, pred))
         if args.plot:
-            from .plotting import plot_roc
+            from .metrics.plotting import plot_roc
             if not hasattr(model, "decision_function") or len(model.classes_) != 2:
                 raise SystemExit("linclass: --plot draws a ROC curve: needs a binary model "
                                  "with decision_function")
@@ -232,7 +232,7 @@ def cmd_bench(args):
 
 
 def cmd_demo(args):
-    from ._demo import run_demo
+    from .demo import run_demo
     return run_demo(quick=args.quick)
 
 

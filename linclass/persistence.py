@@ -7,7 +7,7 @@ A numpy ``.npz`` archive holding
 ``__linclass_meta__``
     UTF-8 JSON (as a uint8 array) with the keys ``format`` (always
     ``"linclass-model"``), ``format_version``, ``linclass_version``,
-    ``class`` (``"linclass.<module>.<Name>"``), ``params`` (constructor
+    ``class`` (``"linclass.<Name>"``, a public model name), ``params`` (constructor
     parameters) and ``state`` (fitted attributes).
 ``__linclass_digest__``
     SHA-256 of the metadata bytes followed by every array's name, dtype,
@@ -20,10 +20,18 @@ JSON values are tagged where JSON alone would lose information:
 ``{"__tuple__": [...]}``, ``{"__dict__": [[key, value], ...]}`` (keys of any
 encodable type), ``{"__float__": "nan"|"inf"|"-inf"}``,
 ``{"__csr__": [data, indices, indptr], "shape": [m, n]}`` and
-``{"__estimator__": "linclass.x.Y", "params": ..., "state": ...}`` for nested
+``{"__estimator__": "linclass.Y", "params": ..., "state": ...}`` for nested
 linclass estimators.  Arrays are loaded with ``allow_pickle=False``; object
-arrays are refused at save time.  Only classes defined inside the ``linclass``
-package are instantiated on load.
+arrays are refused at save time.  Only the public model classes of
+``linclass`` (the names ``from linclass import ...`` offers) are instantiated
+on load: the class is looked up by name in that allow-list, and no module named
+by a file is imported.  Files that name a class by its defining module
+(``"linclass.svm.LinearSVC"``, as written before the package layout changed)
+load the same way, by the last component.
+
+A savable object implements ``get_params(deep=False)``, ``_get_state()`` and
+``_set_state(state)`` (:class:`linclass.base.BaseEstimator` does); this module
+does not import :mod:`linclass.base`.
 """
 import hashlib
 import importlib
@@ -36,6 +44,8 @@ import zipfile
 import numpy as np
 import scipy.sparse as sp
 
+from ._registry import PUBLIC_MODELS
+from ._version import __version__
 from .exceptions import ModelFormatError
 
 FORMAT_NAME = "linclass-model"
@@ -67,7 +77,6 @@ class _Encoder:
         return {"__array__": name}
 
     def encode(self, value, where):
-        from .base import BaseEstimator
         if value is None or isinstance(value, (bool, str)):
             return value
         if isinstance(value, np.bool_):
@@ -97,7 +106,7 @@ class _Encoder:
             return {"__dict__": [[self.encode(k, where + " key"),
                                   self.encode(v, "%s[%r]" % (where, k))]
                                  for k, v in value.items()]}
-        if isinstance(value, BaseEstimator):
+        if _is_savable(value):
             return {"__estimator__": _class_path(type(value)),
                     "params": self.encode(value.get_params(deep=False), where + ".params"),
                     "state": self.encode(value._get_state(), where + ".state")}
@@ -147,24 +156,34 @@ def _hashable(k):
     return tuple(k) if isinstance(k, list) else k
 
 
+def _is_savable(value):
+    return (not isinstance(value, type) and callable(getattr(value, "get_params", None))
+            and callable(getattr(value, "_get_state", None))
+            and callable(getattr(value, "_set_state", None)))
+
+
+def _public_class(name):
+    """The public model class ``from linclass import <name>`` (name in the allow-list)."""
+    return getattr(importlib.import_module("linclass." + PUBLIC_MODELS[name]), name)
+
+
 def _class_path(cls):
-    return "%s.%s" % (cls.__module__, cls.__qualname__)
+    name = cls.__qualname__
+    if name not in PUBLIC_MODELS or _public_class(name) is not cls:
+        raise ModelFormatError("cannot save a %s: only the public linclass models (%s) can be "
+                               "saved" % (name, ", ".join(sorted(PUBLIC_MODELS))))
+    return "linclass." + name
 
 
 def _resolve_class(path, filename):
-    from .base import BaseEstimator
-    module, _, name = path.rpartition(".")
-    if not (module == "linclass" or module.startswith("linclass.")):
+    if not isinstance(path, str) or not (path == "linclass" or path.startswith("linclass.")):
         raise ModelFormatError("%s: class %r is not a linclass model; refusing to load it"
                                % (filename, path))
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
+    name = path.rpartition(".")[2]
+    if name not in PUBLIC_MODELS:
         raise ModelFormatError("%s: model class %r does not exist in this version of "
                                "linclass" % (filename, path))
-    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
-        raise ModelFormatError("%s: %r is not a linclass estimator" % (filename, path))
-    return cls
+    return _public_class(name)
 
 
 def _digest(meta_bytes, arrays):
@@ -181,9 +200,7 @@ def _digest(meta_bytes, arrays):
 
 def save_model(model, path):
     """Write ``model`` to ``path`` in the format described above; returns the path."""
-    from . import __version__
-    from .base import BaseEstimator
-    if not isinstance(model, BaseEstimator):
+    if not _is_savable(model):
         raise TypeError("save_model expects a linclass estimator, got %s" % type(model).__name__)
     enc = _Encoder()
     meta = {

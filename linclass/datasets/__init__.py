@@ -8,7 +8,8 @@
 
 Every reader opens ``.gz`` files transparently and raises
 :class:`linclass.exceptions.DataFormatError` (a ``ValueError``) naming the
-file and line of malformed input.
+file and line of malformed input.  May import: ``linclass._core`` (the
+svmlight parser), ``linclass.exceptions``; nothing from the models.
 """
 import importlib
 
@@ -33,6 +34,7 @@ _EXPORTS = {
     "load_lambdarank": "_loaders",
     "load_citation_graph": "_loaders",
     "load_balibase": "_loaders",
+    "load_blosum62": "_loaders",
     "load_bundled_ud_english": "_loaders",
 }
 

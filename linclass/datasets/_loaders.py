@@ -631,6 +631,17 @@ def _parse_blosum(path):
     return alphabet, matrix
 
 
+def load_blosum62(*, data_home=None):
+    """The BLOSUM62 substitution matrix from the data directory's ``alignment`` folder.
+
+    Returns ``(alphabet, matrix)``: the 24 symbols ``ARNDCQEGHILKMFPSTWYVBZX*``
+    (a list of str) and the int64 score matrix (24, 24).  Raises
+    ``FileNotFoundError`` when the data is absent and
+    :class:`~linclass.exceptions.DataFormatError` for a malformed file.
+    """
+    return _parse_blosum(_data_file("alignment", "BLOSUM62.txt", data_home))
+
+
 def load_balibase(reference_sets=("RV11", "RV12"), variant=None, *, data_home=None):
     """BAliBASE 3.0 Reference 1 (RV11, RV12) alignments and the BLOSUM62 matrix.
 

@@ -388,7 +388,7 @@ def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
         Shapes that disagree, non-numeric input, a non-integer query_id, or a
         comment with a NUL byte.
     """
-    from .. import __version__
+    from .._version import __version__
 
     if not isinstance(zero_based, (bool, np.bool_)):
         raise ValueError("zero_based must be a bool, got %r" % (zero_based,))

@@ -64,7 +64,7 @@ class Production(namedtuple("Production", ["lhs", "rhs", "lexical"])):
         return "%s -> %s" % (self.lhs, rhs)
 
 
-def _strip_label(label):
+def strip_label(label):
     # -NONE-, -LRB-, -RRB- and the like start with '-' and have no function tag
     if not label or label[0] == "-":
         return label
@@ -261,7 +261,7 @@ class Tree:
         ``NP-SBJ-1`` -> ``NP``, ``S-TPC-2`` -> ``S``, ``NP=3`` -> ``NP``; labels
         that start with ``-`` (``-NONE-``, ``-LRB-``, ``-RRB-``) are kept.
         """
-        return Tree(_strip_label(self.label),
+        return Tree(strip_label(self.label),
                     [c.strip_function_tags() if isinstance(c, Tree) else c
                      for c in self.children])
 

@@ -5,9 +5,12 @@
 * :func:`parse_template` -- the template mini-language;
 * :data:`CRFSUITE_CHUNKING`, :data:`POS_TEMPLATE`, :data:`CONLL2002_NER` --
   predefined templates.
+
+May import: ``linclass._core`` (hashing and feature extraction),
+``linclass.base``, ``linclass.exceptions``; nothing from the models.
 """
-from .templates import (CONLL2002_NER, CRFSUITE_CHUNKING, POS_TEMPLATE, Atom,
-                        FeatureTemplate, TemplateItem, parse_template)
+from .templates import (CONLL2002_NER, CRFSUITE_CHUNKING, POS_TEMPLATE, Atom, FeatureTemplate,
+                        TemplateItem, parse_template)
 
 __all__ = ["FeatureTemplate", "parse_template", "TemplateItem", "Atom",
            "CRFSUITE_CHUNKING", "POS_TEMPLATE", "CONLL2002_NER"]

@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 import pytest
 
-from linclass._demo_structured_extra import make_alignment_pairs
-from linclass.alignment import (AlignmentLearner, SubstitutionMatrix, align,
-                                alignment_accuracy, partners_from_rows, rows_from_partners)
+from linclass.demo.structured import make_alignment_pairs
+from linclass.alignment import (AlignmentLearner, SubstitutionMatrix, align, alignment_accuracy,
+                                 partners_from_rows, rows_from_partners)
 
 
 def data_home():

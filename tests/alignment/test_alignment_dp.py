@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from linclass.structured.alignment import AlignmentStructure, inverse_partners
+from linclass.alignment.structure import AlignmentStructure, inverse_partners
 
 
 def all_alignments(m, n):

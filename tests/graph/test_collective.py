@@ -4,8 +4,8 @@ import warnings
 import numpy as np
 import pytest
 
-from linclass._demo_structured_extra import make_graph
-from linclass.collective import CollectiveClassifier, induced_subgraph
+from linclass.demo.structured import make_graph
+from linclass.graph.collective import CollectiveClassifier, induced_subgraph
 
 
 def split(n):

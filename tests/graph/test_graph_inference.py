@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linclass.structured.graph import Graph, GraphStructure
+from linclass.graph.structure import Graph, GraphStructure
 
 
 def random_tree(rng, n):

@@ -13,9 +13,9 @@ from linclass.datasets import parse_tree
 from linclass.datasets.trees import Tree
 from linclass.parsing import PCFG, DiscriminativeParser, debinarize, treebank_to_cnf
 from linclass.structured import StructuredPerceptron, StructuredSVM
-from linclass.structured.grammar import (CompiledGrammar, GrammarStructure, cnf_tree_nodes,
-                                         signature_backoffs, word_signature)
-from linclass._demo_parsing import make_toy_treebank
+from linclass.parsing.grammar import (CompiledGrammar, GrammarStructure, cnf_tree_nodes,
+                                       signature_backoffs, word_signature)
+from linclass.demo.parsing import make_toy_treebank
 
 TOY = """
 S -> NP VP [0.9] | VP [0.1]
@@ -355,7 +355,7 @@ def test_structured_learners_on_toy_treebank():
 
 
 def test_discriminative_parser_and_pcfg_on_toy_treebank():
-    from linclass.parse_metrics import parseval
+    from linclass.metrics.parsing import parseval
     trees = make_toy_treebank(260, random_state=2)
     train, test = trees[:200], trees[200:]
     sentences = [t.leaves() for t in test]

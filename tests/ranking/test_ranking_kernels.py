@@ -3,8 +3,7 @@ explicit O(n^2) pairwise computation; dual CD over pairs reaches the optimum."""
 import numpy as np
 import pytest
 
-from linclass._core._ranking import (pairwise_loss_grad, pairwise_hessian_product,
-                                     pairs_dual_cd)
+from linclass._core._ranking import pairwise_loss_grad, pairwise_hessian_product, pairs_dual_cd
 from linclass.ranking import group_by_query
 
 

@@ -1,14 +1,14 @@
 """RankSVM against explicit-pair references, click pairs by the skip-above rule,
 bad input."""
 import pickle
-import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from linclass.exceptions import ConvergenceWarning, NotFittedError
-from linclass.ranking import RankSVM, click_pairs, ranksvm_objective, _explicit_pairs
+from linclass.ranking import RankSVM, click_pairs, ranksvm_objective
+from linclass.ranking.ranksvm import _explicit_pairs
 
 
 def make_queries(seed=0, n_queries=20, n_docs=12, n_features=5, n_grades=3):

@@ -7,7 +7,7 @@ import pytest
 
 from linclass.sequence import SequenceTagger
 from linclass.structured import StructuredPerceptron, StructuredSVM
-from linclass.structured.sequence import SequenceStructure
+from linclass.sequence.structure import SequenceStructure
 
 
 def small_corpus(seed=0, n_sent=40):
@@ -93,7 +93,7 @@ def test_ssvm_objective_matches_direct_structured_svm():
 @pytest.mark.parametrize("order", [1, 2])
 def test_batch_fast_path_equals_generic_loops(order):
     from linclass.structured import Structure
-    from linclass.structured.sequence import SentenceBatch
+    from linclass.sequence.structure import SentenceBatch
     X, Y = small_corpus(4, 30)
     X.append([])
     Y.append([])
@@ -123,7 +123,7 @@ def test_batch_fast_path_equals_generic_loops(order):
 
 def test_bad_inputs_are_refused_before_the_kernel():
     from linclass._core import _sequence
-    from linclass.structured.sequence import SentenceBatch
+    from linclass.sequence.structure import SentenceBatch
     X, Y = small_corpus(5, 5)
     tagger = SequenceTagger(features="w[0]", max_iter=1).fit(X, Y)
     K = len(tagger.classes_)

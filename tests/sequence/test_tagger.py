@@ -62,7 +62,7 @@ def test_pos_tagger_on_bundled_ud_beats_baseline(ud):
     (Xtr, Ytr), (Xte, Yte) = ud
     tagger = SequenceTagger(features="pos", max_iter=5, random_state=0).fit(Xtr, Ytr)
     acc = tagger.score(Xte, Yte)
-    from linclass._demo import _most_frequent_tag_baseline
+    from linclass.demo.sequence import _most_frequent_tag_baseline
     base = _most_frequent_tag_baseline(Xtr, Ytr, Xte, Yte)
     assert acc > base + 0.03
     assert acc > 0.85

@@ -1,6 +1,5 @@
 """Tests of the Structure protocol, the multi-class/taxonomy structures, the
 structured perceptron, the cutting-plane structural SVM and its QP solvers."""
-import itertools
 import pickle
 import warnings
 
@@ -10,9 +9,9 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from linclass.exceptions import ConvergenceWarning
-from linclass.multiclass_svm import MultiClassSVM
+from linclass.joint.svm import MultiClassSVM
 from linclass.structured import (MultiClassStructure, Structure, StructuredPerceptron,
-                                 StructuredSVM, TaxonomyStructure)
+                                  StructuredSVM, TaxonomyStructure)
 from linclass._core._qp import solve_block_simplex_qp, solve_block_sparse_dual
 
 

@@ -1,0 +1,204 @@
+"""Flat multi-class SVM with a choice of class representation (scikit-learn API).
+
+:class:`MultiClassSVM` trains a :class:`~linclass.structured.StructuredSVM`
+on a multi-class structure:
+
+* ``structure="onehot"`` -- the Crammer--Singer multi-class SVM (one weight
+  vector per class); the same objective as
+  ``sklearn.svm.LinearSVC(multi_class="crammer_singer")`` at the same ``C``;
+* ``structure="description"`` -- ``Phi(x, y) = x (x) Lambda(y)`` with
+  ``Lambda(y)`` the attribute vector of class ``y`` (``class_descriptions``),
+  so classes with similar descriptions share weights and a class without
+  training examples can be predicted;
+* ``structure="taxonomy"`` -- classes are leaves of a tree (``taxonomy`` maps
+  each label to its root-to-leaf path), ``Lambda(y)`` marks the nodes on the
+  path and the loss is the tree distance.
+
+Training uses the batched fast path of
+:class:`~linclass.structured.MultiClassStructure` (every class of every
+example scored by one sparse matrix product per cutting-plane iteration).
+
+References
+----------
+K. Crammer, Y. Singer. On the algorithmic implementation of multiclass
+kernel-based vector machines. JMLR 2, 2001.
+I. Tsochantaridis, T. Joachims, T. Hofmann, Y. Altun. Large margin methods
+for structured and interdependent output variables. JMLR 6, 2005.
+L. Cai, T. Hofmann. Hierarchical document categorization with support vector
+machines. CIKM 2004.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
+                           check_target, encode_labels)
+from ..base import BaseEstimator, ClassifierMixin
+from ..structured.learners import StructuredSVM
+from .structure import MultiClassStructure
+from .taxonomy import TaxonomyStructure
+
+__all__ = ["MultiClassSVM"]
+
+
+class MultiClassSVM(ClassifierMixin, BaseEstimator):
+    """Multi-class linear SVM over one-hot, description or taxonomy class vectors.
+
+    Minimises ``1/2 ||W||^2 + C sum_i max_y [loss(y_i, y) + s_y(x_i) - s_{y_i}(x_i)]``
+    with ``s_y(x) = Lambda(y) . (W x)`` by the cutting-plane method.
+
+    Parameters
+    ----------
+    structure : {"onehot", "description", "taxonomy"}, default="onehot"
+    C : float, default=1.0
+    class_descriptions : array-like of shape (n_classes, n_attributes), optional
+        Required for ``structure="description"``: row ``k`` describes class
+        ``classes[k]``.
+    classes : sequence, optional
+        Labels of the description rows (``structure="description"``).  May
+        include classes absent from the training labels.  Default: the sorted
+        training labels.
+    taxonomy : dict, optional
+        Required for ``structure="taxonomy"``: label -> path tuple (from the
+        child of the root to the leaf).  Leaves absent from the training
+        labels can be predicted too.
+    loss_matrix : array-like of shape (n_classes, n_classes), optional
+        Rows/columns in the order of ``classes_``.  Default: 0/1 loss
+        (tree distance for a taxonomy).
+    fit_intercept : bool, default=True
+        Append a constant feature ``intercept_scaling`` (regularised, as in
+        liblinear).
+    intercept_scaling : float, default=1.0
+    method : {"1-slack", "n-slack"}, default="1-slack"
+    rescaling : {"margin", "slack"}, default="margin"
+    tol : float, default=1e-3
+    max_iter : int, default=1000
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_classes, n_features)
+        Effective weight vector of each class, ``Lambda @ W``.
+    intercept_ : ndarray of shape (n_classes,)
+    attribute_coef_ : ndarray of shape (n_attributes, n_features + fit_intercept)
+        ``W`` (one row per one-hot class / description attribute / tree node).
+    n_features_in_ : int
+    objective_, dual_objective_, n_iter_, history_ :
+        From the :class:`~linclass.structured.StructuredSVM` (see there).
+    """
+
+    def __init__(self, structure="onehot", *, C=1.0, class_descriptions=None, classes=None,
+                 taxonomy=None, loss_matrix=None, fit_intercept=True, intercept_scaling=1.0,
+                 method="1-slack", rescaling="margin", tol=1e-3, max_iter=1000, verbose=0):
+        self.structure = structure
+        self.C = C
+        self.class_descriptions = class_descriptions
+        self.classes = classes
+        self.taxonomy = taxonomy
+        self.loss_matrix = loss_matrix
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.method = method
+        self.rescaling = rescaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.verbose = verbose
+
+    def _augment(self, X):
+        if not self.fit_intercept:
+            return X
+        column = np.full((X.shape[0], 1), float(self.intercept_scaling))
+        if sp.issparse(X):
+            return sp.hstack([X, sp.csr_matrix(column)], format="csr")
+        return np.hstack([X, column])
+
+    def _build_structure(self, y, n_features):
+        """(classes_, codes, Structure) for the chosen class representation."""
+        kind = self.structure
+        if kind == "onehot":
+            classes, codes = encode_labels(y)
+            return classes, codes, MultiClassStructure(
+                n_features, len(classes), loss_matrix=self.loss_matrix)
+        if kind == "description":
+            if self.class_descriptions is None:
+                raise ValueError("structure='description' needs class_descriptions")
+            D = np.asarray(self.class_descriptions, dtype=np.float64)
+            if D.ndim != 2:
+                raise ValueError("class_descriptions must be 2-D (n_classes, n_attributes)")
+            labels = (np.unique(y) if self.classes is None else np.asarray(self.classes))
+            if labels.ndim != 1 or len(labels) != D.shape[0]:
+                raise ValueError("class_descriptions has %d rows but there are %d classes; "
+                                 "every class needs exactly one description row (pass "
+                                 "classes= to name the rows)" % (D.shape[0], len(labels)))
+            if len(np.unique(labels)) != len(labels):
+                raise ValueError("classes contains duplicates")
+            order = np.argsort(labels, kind="stable")
+            classes = labels[order]
+            try:
+                _, codes = encode_labels(y, classes)
+            except ValueError as exc:
+                raise ValueError("%s (a class with no description row)" % exc) from None
+            return classes, codes, MultiClassStructure(
+                n_features, class_descriptions=D[order], loss_matrix=self.loss_matrix)
+        if kind == "taxonomy":
+            if not isinstance(self.taxonomy, dict) or not self.taxonomy:
+                raise ValueError("structure='taxonomy' needs taxonomy: a non-empty dict "
+                                 "label -> path tuple")
+            classes = np.asarray(sorted(self.taxonomy))
+            try:
+                _, codes = encode_labels(y, classes)
+            except ValueError as exc:
+                raise ValueError("%s (a label that is not a leaf of the taxonomy)"
+                                 % exc) from None
+            paths = [self.taxonomy[c.item() if hasattr(c, "item") else c] for c in classes]
+            return classes, codes, TaxonomyStructure(n_features, paths,
+                                                     loss_matrix=self.loss_matrix)
+        raise ValueError("structure must be 'onehot', 'description' or 'taxonomy', got %r"
+                         % (kind,))
+
+    def fit(self, X, y):
+        """Fit on ``X`` (dense or sparse, (n_samples, n_features)) and labels ``y``."""
+        check_positive(self.C, "C")
+        check_positive(self.intercept_scaling, "intercept_scaling")
+        X = check_array(X)
+        y = check_target(y, X.shape[0])
+        n_features = X.shape[1]
+        Xf = self._augment(X)
+        classes, codes, structure = self._build_structure(y, Xf.shape[1])
+        svm = StructuredSVM(structure, C=self.C, method=self.method,
+                            rescaling=self.rescaling, tol=self.tol, max_iter=self.max_iter,
+                            verbose=self.verbose)
+        svm.fit(Xf, codes)
+        W = svm.coef_.reshape(structure.n_features_x, structure.n_attributes).T
+        class_coef = structure.class_vectors @ W
+        self.classes_ = classes
+        self.attribute_coef_ = np.ascontiguousarray(W)
+        self.coef_ = np.ascontiguousarray(class_coef[:, :n_features])
+        self.intercept_ = (class_coef[:, n_features] * float(self.intercept_scaling)
+                           if self.fit_intercept else np.zeros(len(classes)))
+        self.n_features_in_ = n_features
+        self.objective_ = svm.objective_
+        self.dual_objective_ = svm.dual_objective_
+        self.n_iter_ = svm.n_iter_
+        self.history_ = svm.history_
+        return self
+
+    def decision_function(self, X):
+        """Class scores, shape (n_samples, n_classes)."""
+        check_is_fitted(self, "coef_")
+        X = check_array(X)
+        check_n_features(X, self.n_features_in_, owner=self)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
+
+    def predict(self, X):
+        """Highest-scoring class of each sample."""
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy (weighted if ``sample_weight`` is given)."""
+        y = check_target(y)
+        correct = (self.predict(X) == y).astype(np.float64)
+        if sample_weight is None:
+            return float(correct.mean())
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        return float((correct * sw).sum() / sw.sum())

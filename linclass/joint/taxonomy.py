@@ -1,0 +1,115 @@
+"""Hierarchical classification over a taxonomy (classes are the leaves of a tree).
+
+A class is a leaf, identified by its path ``y = (y_1, ..., y_d)`` from the
+root.  ``Lambda(y)`` stacks the indicator vectors of every node on the path
+(the root excluded, since it is on every path), so
+``w . Phi(x, y) = sum over nodes v on the path of w_v . x``: a class's weight
+vector is the sum of the weight vectors of its ancestors, and sibling classes
+share strength through their common ancestors.  The loss is the tree distance
+(number of edges between the two leaves) unless the user gives a loss matrix.
+
+Decoding is exact: the scores of all leaves are computed at once (one matrix
+product, see :class:`~linclass.structured.MultiClassStructure`), which is the
+same as walking and scoring every root-to-leaf path.  The kernelised form
+``sum_i beta_i k(x_i, x) Lambda(y_i) . Lambda(y)`` is available through
+:meth:`~linclass.structured.MultiClassStructure.kernel_class_scores`, with
+``Lambda(y) . Lambda(y')`` the number of common ancestors (the depth of the
+lowest common ancestor).
+
+References
+----------
+L. Cai, T. Hofmann. Hierarchical document categorization with support vector
+machines. CIKM 2004.
+I. Tsochantaridis, T. Joachims, T. Hofmann, Y. Altun. Large margin methods
+for structured and interdependent output variables. JMLR 6, 2005, sec. 4.1.
+"""
+import numpy as np
+
+from .structure import MultiClassStructure
+
+__all__ = ["TaxonomyStructure"]
+
+
+class TaxonomyStructure(MultiClassStructure):
+    """Classes are the leaves of a tree given by their root-to-leaf paths.
+
+    Parameters
+    ----------
+    n_features_x : int
+        Dimension of the input vectors.
+    paths : sequence of tuples
+        One path per class (leaf), each a non-empty tuple of node names from
+        the child of the root down to the leaf, e.g.
+        ``("comp", "sys", "mac", "hardware")``.  Output ``c`` of the structure
+        is leaf ``paths[c]``.  No path may be a prefix of another (leaves are
+        leaves) and paths must be distinct.
+    loss_matrix : array-like of shape (n_leaves, n_leaves), optional
+        Default: the tree distance between leaves.
+
+    Attributes
+    ----------
+    nodes : list of tuples
+        Every non-root node, as its path prefix; node ``k`` is attribute ``k``
+        of ``Lambda``.
+    depths : ndarray of shape (n_leaves,)
+    """
+
+    def __init__(self, n_features_x, paths, *, loss_matrix=None):
+        paths = [tuple(p) if isinstance(p, (tuple, list)) else (p,) for p in paths]
+        if not paths:
+            raise ValueError("a taxonomy needs at least one leaf path")
+        for p in paths:
+            if len(p) == 0:
+                raise ValueError("a leaf path must have at least one node")
+        if len(set(paths)) != len(paths):
+            seen = set()
+            dup = next(p for p in paths if p in seen or seen.add(p))
+            raise ValueError("leaf path %r is given twice" % (dup,))
+        prefixes = {p[:k] for p in paths for k in range(1, len(p))}
+        inner = [p for p in paths if p in prefixes]
+        if inner:
+            raise ValueError("path %r is a leaf but also the ancestor of another leaf; "
+                             "classes must be leaves" % (inner[0],))
+        nodes = sorted({p[:k] for p in paths for k in range(1, len(p) + 1)},
+                       key=lambda t: (len(t), [str(s) for s in t]))
+        self.nodes = nodes
+        self.paths = paths
+        node_index = {v: k for k, v in enumerate(nodes)}
+        Lam = np.zeros((len(paths), len(nodes)))
+        for c, p in enumerate(paths):
+            for k in range(1, len(p) + 1):
+                Lam[c, node_index[p[:k]]] = 1.0
+        self.depths = Lam.sum(axis=1)
+        if loss_matrix is None:
+            common = Lam @ Lam.T                      # depth of the lowest common ancestor
+            loss_matrix = self.depths[:, None] + self.depths[None, :] - 2.0 * common
+        self._leaf_index = {p: c for c, p in enumerate(paths)}
+        super().__init__(n_features_x, len(paths), class_descriptions=Lam,
+                         loss_matrix=loss_matrix)
+
+    def leaf_index(self, path):
+        """The output (class index) of a leaf path; ``ValueError`` if it is not a leaf."""
+        key = tuple(path) if isinstance(path, (tuple, list)) else (path,)
+        try:
+            return self._leaf_index[key]
+        except (KeyError, TypeError):
+            raise ValueError("path %r is not a leaf of the taxonomy (it has %d leaves, "
+                             "e.g. %r)" % (path, len(self.paths), self.paths[0])) from None
+
+    def path_of(self, leaf):
+        """The path of output ``leaf``."""
+        return self.paths[self._check_class(leaf)]
+
+    def tree_distance(self, y, y_hat):
+        """Number of edges between leaves ``y`` and ``y_hat`` (independent of a user loss)."""
+        a, b = self._check_class(y), self._check_class(y_hat)
+        common = float(self.class_vectors[a] @ self.class_vectors[b])
+        return float(self.depths[a] + self.depths[b] - 2.0 * common)
+
+    def _check_class(self, y):
+        if isinstance(y, tuple):
+            if y not in self._leaf_index:
+                raise ValueError("path %r is not a leaf of the taxonomy" % (y,))
+            raise ValueError("taxonomy outputs are leaf indices; convert the path %r "
+                             "with leaf_index(path)" % (y,))
+        return super()._check_class(y)

@@ -1,0 +1,378 @@
+"""Least-squares classifiers: plain, ridge (L2) and lasso (L1) regularised.
+
+Each class gets a target of +1 for its examples and -1 for the others (one
+column for two classes); a linear model is fitted to the targets by (weighted)
+least squares and the prediction is the class of the highest score (for two
+classes: ``classes_[1]`` when ``x.w + b - t > 0``).  The intercept is never
+penalised: it is eliminated by centring ``X`` and the targets (implicitly for
+sparse ``X``).
+
+References
+----------
+Hastie, Tibshirani & Friedman (2009), *The Elements of Statistical Learning*,
+2nd ed., sec. 4.2 (linear regression of an indicator matrix) and 3.4 (ridge,
+lasso).
+Hoerl & Kennard (1970), "Ridge regression: biased estimation for
+nonorthogonal problems", Technometrics 12.
+Hestenes & Stiefel (1952), "Methods of conjugate gradients for solving linear
+systems" (the sparse ridge path).
+Tibshirani (1996), "Regression shrinkage and selection via the lasso";
+Friedman, Hastie & Tibshirani (2010), "Regularization paths for generalized
+linear models via coordinate descent", J. Stat. Softw. 33.
+"""
+import warnings
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from .._core import _coordinate_descent
+from ._common import LinearDecisionMixin, map_threads
+from .._validation import (check_classification_data, class_weight_per_sample,
+                           kernel_rows)
+from .._validation import check_positive
+from ..base import BaseEstimator, ClassifierMixin
+from ..exceptions import ConvergenceWarning
+
+__all__ = ["LeastSquaresClassifier", "RidgeClassifier", "LassoClassifier"]
+
+
+def _targets(codes, n_classes):
+    """+-1 indicator targets: (n, 1) for two classes, else (n, n_classes)."""
+    if n_classes == 2:
+        return np.where(codes == 1, 1.0, -1.0)[:, None]
+    Y = -np.ones((len(codes), n_classes))
+    Y[np.arange(len(codes)), codes] = 1.0
+    return Y
+
+
+class _CenteredOperator:
+    """``Xt = D (X - 1 mu^T)`` applied without forming it (dense or CSR ``X``)."""
+
+    def __init__(self, X, sw, fit_intercept):
+        self.X = X
+        self.v = np.sqrt(sw)
+        total = sw.sum()
+        if fit_intercept and total > 0:
+            self.mu = np.asarray(X.T @ sw).ravel() / total
+        else:
+            self.mu = np.zeros(X.shape[1])
+
+    def matmat(self, P):
+        """Xt @ P  (n_samples, k)"""
+        return self.v[:, None] * (np.asarray(self.X @ P) - (self.mu @ P)[None, :])
+
+    def rmatmat(self, Z):
+        """Xt.T @ Z  (n_features, k)"""
+        DZ = self.v[:, None] * Z
+        return np.asarray(self.X.T @ DZ) - np.outer(self.mu, DZ.sum(axis=0))
+
+
+class _LeastSquaresBase(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
+
+    def _prepare(self, X, y, sample_weight):
+        X, classes, codes, sw = check_classification_data(X, y, sample_weight)
+        sw = class_weight_per_sample(getattr(self, "class_weight", None), classes, codes, sw)
+        if not np.any(sw > 0):
+            raise ValueError("all sample weights are zero")
+        Y = _targets(codes, len(classes))
+        total = sw.sum()
+        ybar = (sw @ Y) / total if self.fit_intercept else np.zeros(Y.shape[1])
+        op = _CenteredOperator(X, sw, self.fit_intercept)
+        Yt = op.v[:, None] * (Y - ybar)
+        return X, classes, op, Yt, ybar
+
+    def _publish(self, X, classes, coef, ybar, mu):
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.coef_ = np.ascontiguousarray(coef.T)              # (n_targets, n_features)
+        self.intercept_ = ybar - self.coef_ @ mu
+
+
+def _dense_centered(op):
+    X = op.X.toarray() if sp.issparse(op.X) else op.X
+    return op.v[:, None] * (X - op.mu[None, :])
+
+
+def solve_least_squares(op, Yt):
+    """Minimum-norm least-squares ``W`` of ``Xt W = Yt`` (``op`` a :class:`_CenteredOperator`).
+
+    Normal equations through the eigendecomposition of the Gram matrix:
+    directions with eigenvalue <= 1e-10 * largest are dropped, which gives
+    the minimum-norm solution when ``Xt^T Xt`` is singular.  Shared by
+    :class:`LeastSquaresClassifier` and :class:`linclass.linear.regression.LinearRegression`.
+    """
+    A = _dense_centered(op)
+    gram = A.T @ A
+    rhs = A.T @ Yt
+    eigval, eigvec = scipy.linalg.eigh(gram, check_finite=False)
+    keep = eigval > 1e-10 * max(eigval.max(), 0.0)
+    return eigvec[:, keep] @ ((eigvec[:, keep].T @ rhs) / eigval[keep][:, None])
+
+
+def check_ridge_params(est):
+    """The parameters every ridge estimator shares (alpha, tol, max_iter, solver)."""
+    check_positive(est.alpha, "alpha")
+    check_positive(est.tol, "tol")
+    if est.max_iter is not None:
+        check_positive(est.max_iter, "max_iter", integer=True)
+    if est.solver not in ("auto", "cholesky", "cg"):
+        raise ValueError("solver must be 'auto', 'cholesky' or 'cg', got %r" % (est.solver,))
+
+
+def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
+    """``W`` of ``(Xt^T Xt + alpha I) W = Yt``'s normal equations; returns (W, n_iter).
+
+    ``solver``: ``"cholesky"`` (primal, or the kernel form when there are
+    more features than samples), ``"cg"`` (conjugate gradients with implicit
+    centring, sparse stays sparse) or ``"auto"`` (cg for sparse input).
+    Warns (``ConvergenceWarning``, naming ``owner``) when CG hits ``max_iter``.
+    Shared by :class:`RidgeClassifier` and :class:`linclass.linear.regression.Ridge`.
+    """
+    if solver == "auto":
+        solver = "cg" if sp.issparse(op.X) else "cholesky"
+    if solver == "cholesky":
+        A = _dense_centered(op)
+        n, d = A.shape
+        if d <= n:
+            coef = scipy.linalg.solve(A.T @ A + alpha * np.eye(d), A.T @ Yt,
+                                      assume_a="pos", check_finite=False)
+        else:
+            dual = scipy.linalg.solve(A @ A.T + alpha * np.eye(n), Yt, assume_a="pos",
+                                      check_finite=False)
+            coef = A.T @ dual
+        return coef, 1
+    coef, n_iter, converged = _conjugate_gradient(op, Yt, alpha, tol, max_iter)
+    if not converged:
+        warnings.warn("%s: conjugate gradients reached max_iter=%d before tol=%g"
+                      % (owner, n_iter, tol), ConvergenceWarning)
+    return coef, n_iter
+
+
+def _conjugate_gradient(op, Yt, alpha, tol, max_iter):
+    """CG on (Xt^T Xt + alpha I) W = Xt^T Yt, one independent CG per column."""
+    B = op.rmatmat(Yt)                                   # (d, k)
+    d, k = B.shape
+    max_iter = max_iter if max_iter is not None else max(d, 10)
+    W = np.zeros((d, k))
+    R = B.copy()
+    P = R.copy()
+    rs = np.sum(R * R, axis=0)
+    stop = (float(tol) * np.sqrt(np.sum(B * B, axis=0))) ** 2
+    it = 0
+    active = rs > stop
+    while it < max_iter and np.any(active):
+        AP = op.rmatmat(op.matmat(P)) + alpha * P        # (Xt^T Xt + alpha I) P
+        pAp = np.sum(P * AP, axis=0)
+        step = np.where(active, rs / np.where(pAp > 0, pAp, 1.0), 0.0)
+        W += step * P
+        R -= step * AP
+        rs_new = np.sum(R * R, axis=0)
+        beta = np.where(active, rs_new / np.where(rs > 0, rs, 1.0), 0.0)
+        P = R + beta * P
+        rs = rs_new
+        active = rs > stop
+        it += 1
+    return W, it, not np.any(active)
+
+
+def lasso_columns(op):
+    """The columns of ``D X`` as the rows a ``lasso_cd`` kernel reads (CSR of
+    ``(D X)^T`` or the dense transpose), as :func:`kernel_rows` arrays."""
+    X = op.X
+    if sp.issparse(X):
+        XT = sp.csr_matrix(sp.diags(op.v) @ X).T.tocsr()
+        XT.sort_indices()
+        XT = sp.csr_matrix((np.ascontiguousarray(XT.data, dtype=np.float64),
+                            XT.indices.astype(np.int32), XT.indptr.astype(np.int32)),
+                           shape=XT.shape)
+    else:
+        XT = np.ascontiguousarray((op.v[:, None] * X).T)
+    return kernel_rows(XT)
+
+
+def solve_lasso(op, Yt, alpha, tol, max_iter, W0=None, n_jobs=None, rows=None):
+    """Lasso by coordinate descent for each column of ``Yt``.
+
+    Minimises ``1 / (2 n) ||yt - Xt w||^2 + alpha ||w||_1`` (``n`` the sum of
+    the sample weights) per column, from ``W0`` (rows: columns of ``Yt``) or
+    zeros, the columns on ``n_jobs`` threads.  ``rows``: the arrays of
+    :func:`lasso_columns` when the caller reuses them (a regularisation path).
+    Returns ``(W, results)`` with ``W`` of shape (n_features, n_targets) and
+    ``results`` a list of ``(w, n_iter, gap, gap_tol)``.  Shared by
+    :class:`LassoClassifier` and :class:`linclass.linear.regression.Lasso`.
+    """
+    n_samples, n_features = op.X.shape
+    if rows is None:
+        rows = lasso_columns(op)
+    lam = float(alpha) * float(np.sum(op.v ** 2))
+
+    def solve(k):
+        w = np.array(W0[k], dtype=np.float64) if W0 is not None else np.zeros(n_features)
+        n_iter, gap, gap_tol = _coordinate_descent.lasso_cd(
+            **rows, n_features=n_features, n_samples=n_samples, mu=op.mu, v=op.v,
+            yt=np.ascontiguousarray(Yt[:, k]), w=w, lam=lam, tol=float(tol),
+            max_iter=int(max_iter))
+        return w, n_iter, gap, gap_tol
+
+    results = map_threads(solve, range(Yt.shape[1]), n_jobs)
+    return np.column_stack([r[0] for r in results]), results
+
+
+class LeastSquaresClassifier(_LeastSquaresBase):
+    """Least-squares classification from the normal equations.
+
+    Solves ``Xt^T Xt w = Xt^T yt`` (centred, weighted data) through the
+    eigendecomposition of ``Xt^T Xt``; when it is singular (eigenvalues below
+    1e-10 times the largest), the minimum-norm least-squares solution.  For two classes
+    the rule is ``c(x) = sign(x.w + b - t)``.
+
+    Parameters
+    ----------
+    threshold : float, default=0.0
+        ``t`` above: subtracted from every score.
+    fit_intercept : bool, default=True
+    class_weight : None, "balanced" or dict
+        Multiplies each example's squared error.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_
+    n_iter_ : int
+        Always 1 (direct solver).
+
+    Notes
+    -----
+    Sparse ``X`` is densified (the Gram matrix is dense anyway); use
+    :class:`RidgeClassifier` for large sparse problems.
+    """
+
+    def __init__(self, threshold=0.0, fit_intercept=True, class_weight=None):
+        self.threshold = threshold
+        self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by least squares (returns self)."""
+        if isinstance(self.threshold, bool) or not np.isfinite(self.threshold):
+            raise ValueError("threshold must be a finite number, got %r" % (self.threshold,))
+        X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
+        coef = solve_least_squares(op, Yt)
+        self._publish(X, classes, coef, ybar, op.mu)
+        self.intercept_ = self.intercept_ - float(self.threshold)
+        self.n_iter_ = 1
+        return self
+
+
+class RidgeClassifier(_LeastSquaresBase):
+    """Ridge (L2-regularised least-squares) classification.
+
+    Solves ``(Xt^T Xt + alpha I) W = Xt^T Yt`` for the centred, weighted data.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Regularisation strength (> 0).
+    solver : {"auto", "cholesky", "cg"}, default="auto"
+        ``"cholesky"``: dense factorisation of the ``n_features`` x
+        ``n_features`` system, or of the ``n_samples`` x ``n_samples`` kernel
+        system ``W = Xt^T (Xt Xt^T + alpha I)^{-1} Yt`` when there are more
+        features than samples.  ``"cg"``: conjugate gradients on the normal
+        equations with the centring applied implicitly (sparse ``X`` stays
+        sparse), all target columns at once.  ``"auto"``: ``"cg"`` for sparse
+        input, ``"cholesky"`` otherwise.
+    tol : float, default=1e-6
+        CG stops when every column's residual norm is <= tol * ||Xt^T Yt||.
+    max_iter : int or None, default=None
+        CG iterations (None: ``n_features``).
+    fit_intercept : bool, default=True
+    class_weight : None, "balanced" or dict
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_
+    n_iter_ : int
+        CG iterations (1 for Cholesky).
+    """
+
+    def __init__(self, alpha=1.0, solver="auto", tol=1e-6, max_iter=None, fit_intercept=True,
+                 class_weight=None):
+        self.alpha = alpha
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the ridge classifier (returns self)."""
+        check_ridge_params(self)
+        X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
+        coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
+                                   self.max_iter, owner="RidgeClassifier")
+        self._publish(X, classes, coef, ybar, op.mu)
+        self.n_iter_ = int(n_iter)
+        return self
+
+
+class LassoClassifier(_LeastSquaresBase):
+    """L1-regularised least-squares classification by coordinate descent.
+
+    For each target column ``yt`` (one for two classes, else one per class)
+    minimises ``1 / (2 n) ||yt - Xt w||^2 + alpha ||w||_1`` (``n`` the sum of
+    the sample weights; the objective of scikit-learn's ``Lasso``) by cyclic
+    coordinate descent in Cython, on the centred data without forming it.
+
+    Parameters
+    ----------
+    alpha : float, default=0.01
+        L1 strength (> 0).
+    tol : float, default=1e-4
+        Duality-gap tolerance, relative to ``||yt||^2`` (as scikit-learn).
+    max_iter : int, default=1000
+        Passes over the features.
+    fit_intercept : bool, default=True
+    class_weight : None, "balanced" or dict
+    warm_start : bool, default=False
+        Start from the previous ``coef_``.
+    n_jobs : None or int
+        Threads for the per-class problems.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_
+    n_iter_ : int
+        Largest number of passes over the per-class problems.
+    dual_gap_ : ndarray of shape (n_targets,)
+    """
+
+    def __init__(self, alpha=0.01, tol=1e-4, max_iter=1000, fit_intercept=True,
+                 class_weight=None, warm_start=False, n_jobs=None):
+        self.alpha = alpha
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by coordinate descent (returns self)."""
+        check_positive(self.alpha, "alpha")
+        check_positive(self.tol, "tol")
+        check_positive(self.max_iter, "max_iter", integer=True)
+        X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
+        n_features = X.shape[1]
+        W0 = None
+        if (self.warm_start and getattr(self, "coef_", None) is not None
+                and self.coef_.shape == (Yt.shape[1], n_features)):
+            W0 = self.coef_
+        coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
+                                    int(self.max_iter), W0, self.n_jobs)
+        self._publish(X, classes, coef, ybar, op.mu)
+        self.n_iter_ = int(max(r[1] for r in results))
+        self.dual_gap_ = np.array([r[2] for r in results])
+        if any(r[2] > r[3] for r in results):
+            warnings.warn("LassoClassifier: coordinate descent reached max_iter=%d with "
+                          "duality gap above tol" % self.max_iter, ConvergenceWarning)
+        return self

@@ -1,0 +1,402 @@
+"""Logistic regression: binary and multinomial (softmax), MAP estimate under a
+Gaussian (L2) or Laplace (L1) prior.
+
+The objective minimised is the negative log posterior
+
+    sum_i s_i c_{y_i} * loss_i(w)  +  penalty(w)
+
+with ``loss_i`` the logistic (binary) or softmax cross-entropy (multinomial)
+loss, ``s_i`` the sample weights and ``c_y`` the class weights, and
+
+* L2 (Gaussian prior ``N(0, Sigma)``, ``Sigma = diag(C)``):
+  ``penalty = 0.5 * sum_j w_j**2 / C_j``;
+* L1 (Laplace prior): ``penalty = sum_j |w_j| / C_j``.
+
+``C`` is a scalar (``Sigma = C * I``) or one prior variance per feature.  With a
+scalar ``C`` the optimum is the one of scikit-learn's and LIBLINEAR's
+``C * sum loss + 0.5 ||w||^2``.  The intercept is not penalised unless
+``penalize_intercept=True`` (then it gets the scalar variance ``C``, as
+LIBLINEAR's ``-B 1`` does).
+
+Loss and gradient are computed by :mod:`linclass._core._logistic` in one pass
+over the rows (dense or CSR).  Solvers:
+
+* ``"lbfgs"`` -- scipy's L-BFGS-B on the objective divided by ``sum(s_i)``;
+  L1 by the variable splitting ``w = u - v``, ``u, v >= 0`` (bound-constrained,
+  smooth), which L-BFGS-B handles natively;
+* ``"tron"`` -- the trust-region Newton method of Lin, Weng & Keerthi (2008),
+  with Steihaug's truncated conjugate gradient on Hessian-vector products
+  ``X.T @ (D * (X @ v))`` (binary problems with the L2 penalty only).
+
+References
+----------
+Lin, C.-J., Weng, R. C. & Keerthi, S. S. (2008). Trust region Newton method for
+large-scale logistic regression. JMLR 9, 627-650.
+Byrd, R. H., Lu, P., Nocedal, J. & Zhu, C. (1995). A limited memory algorithm for
+bound constrained optimization. SIAM J. Sci. Comput. 16(5).
+Andrew, G. & Gao, J. (2007). Scalable training of L1-regularized log-linear models.
+ICML (the L1 objective; solved here by variable splitting instead of OWL-QN).
+"""
+import numbers
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from .._core import _logistic
+from ._common import rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax
+from .._validation import check_classification_target, class_weight_vector
+from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
+                           check_sample_weight)
+from ..base import BaseEstimator, ClassifierMixin
+from ..exceptions import ConvergenceWarning
+
+__all__ = ["LogisticRegression"]
+
+
+class _Objective:
+    """Loss + prior of one problem, as a function of the flat parameter vector."""
+
+    def __init__(self, X, y, sample_weight, n_classes, fit_intercept, inv_var, scale):
+        self.rows = rows_args(X)
+        self.binary = n_classes == 2
+        self.n_classes = n_classes
+        self.fit_intercept = fit_intercept
+        self.sample_weight = sample_weight
+        self.inv_var = inv_var           # 1 / prior variance per parameter (0: not penalised)
+        self.scale = scale               # objective is divided by this (sum of weights)
+        if self.binary:
+            self.y = np.where(y == 1, 1.0, -1.0)
+        else:
+            self.y = np.ascontiguousarray(y, dtype=np.int32)
+        self.D = None
+        self.n_evals = 0
+
+    def loss_grad(self, theta):
+        """Data term and its gradient (unscaled)."""
+        self.n_evals += 1
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        if self.binary:
+            loss, grad, self.D = _logistic.binary_loss_grad(
+                y=self.y, sample_weight=self.sample_weight, params=theta,
+                fit_intercept=self.fit_intercept, **self.rows)
+        else:
+            loss, grad = _logistic.multinomial_loss_grad(
+                y=self.y, sample_weight=self.sample_weight, params=theta,
+                n_classes=self.n_classes, fit_intercept=self.fit_intercept, **self.rows)
+        return loss, grad
+
+    def l2(self, theta):
+        loss, grad = self.loss_grad(theta)
+        pen = self.inv_var * theta
+        return (loss + 0.5 * theta @ pen) / self.scale, (grad + pen) / self.scale
+
+    def hess_vec(self, v):
+        """(X.T D X + diag(inv_var)) v / scale at the last evaluated point (binary)."""
+        hv = _logistic.binary_hess_vec(D=self.D, v=np.ascontiguousarray(v),
+                                       fit_intercept=self.fit_intercept, **self.rows)
+        return (hv + self.inv_var * v) / self.scale
+
+
+def _tron(objective, theta, *, tol, max_iter, verbose=0):
+    """Trust-region Newton method (Lin, Weng & Keerthi, 2008, Algorithm 2).
+
+    ``objective.l2(theta) -> (f, g)`` also stores the Hessian's diagonal part
+    ``objective.D`` used by ``objective.hess_vec(v)``.  Stops when
+    ``||g|| <= tol * ||g0||``.  Returns ``(theta, f, n_iter, converged)``.
+    """
+    fun, hess_vec = objective.l2, objective.hess_vec
+    eta0, eta1, eta2 = 1e-4, 0.25, 0.75
+    sigma1, sigma2, sigma3 = 0.25, 0.5, 4.0
+    f, g = fun(theta)
+    gnorm0 = np.linalg.norm(g)
+    delta = gnorm0
+    if gnorm0 == 0.0:
+        return theta, f, 0, True
+    n_iter = 0
+    converged = False
+    while n_iter < max_iter:
+        n_iter += 1
+        s, r = _truncated_cg(hess_vec, g, delta)
+        gs = g @ s
+        predicted = -0.5 * (gs - s @ r)           # q(0) - q(s), q the quadratic model
+        theta_new = theta + s
+        D_current = objective.D
+        f_new, g_new = fun(theta_new)
+        actual = f - f_new
+        snorm = np.linalg.norm(s)
+        if n_iter == 1:
+            delta = min(delta, snorm)
+        # step size that minimises the 1-D quadratic interpolation of f along s
+        if f_new - f - gs <= 0:
+            alpha = sigma3
+        else:
+            alpha = max(sigma1, -0.5 * (gs / (f_new - f - gs)))
+        if actual < eta0 * predicted:
+            delta = min(max(alpha, sigma1) * snorm, sigma2 * delta)
+        elif actual < eta1 * predicted:
+            delta = max(sigma1 * delta, min(alpha * snorm, sigma2 * delta))
+        elif actual < eta2 * predicted:
+            delta = max(sigma1 * delta, min(alpha * snorm, sigma3 * delta))
+        else:
+            delta = max(delta, min(alpha * snorm, sigma3 * delta))
+        if actual > eta0 * predicted:
+            theta, f, g = theta_new, f_new, g_new
+        else:
+            objective.D = D_current     # the Hessian stays the one at theta
+        if verbose:
+            print("tron iter %3d  f %.10g  |g| %.3e  delta %.3e" % (n_iter, f, np.linalg.norm(g),
+                                                               delta))
+        if np.linalg.norm(g) <= tol * gnorm0:
+            converged = True
+            break
+        if f < -1e32 or (abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f)):
+            converged = np.linalg.norm(g) <= max(tol, 1e-6) * gnorm0
+            break
+        if delta <= 1e-300:
+            break
+    return theta, f, n_iter, converged
+
+
+def _truncated_cg(hess_vec, g, delta):
+    """Steihaug's CG for ``H s = -g`` inside ``||s|| <= delta``; returns (s, r = -g - H s)."""
+    s = np.zeros_like(g)
+    r = -g
+    d = r.copy()
+    rr = r @ r
+    cg_tol = 0.1 * np.sqrt(rr)
+    for _ in range(max(10, g.shape[0])):
+        if np.sqrt(rr) <= cg_tol:
+            break
+        Hd = hess_vec(d)
+        dHd = d @ Hd
+        alpha = rr / dHd if dHd > 0 else np.inf
+        s_next = s + alpha * d if np.isfinite(alpha) else None
+        if s_next is None or np.linalg.norm(s_next) > delta:
+            # move along d to the trust-region boundary: ||s + tau d|| = delta
+            sd, dd, ss = s @ d, d @ d, s @ s
+            rad = np.sqrt(max(sd * sd + dd * (delta * delta - ss), 0.0))
+            tau = (delta * delta - ss) / (sd + rad) if sd >= 0 else (rad - sd) / dd
+            s = s + tau * d
+            r = r - tau * Hd
+            break
+        s = s_next
+        r = r - alpha * Hd
+        rr_new = r @ r
+        d = r + (rr_new / rr) * d
+        rr = rr_new
+    return s, r
+
+
+class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
+    """Binary and multinomial logistic regression (MAP under a Gaussian or Laplace prior).
+
+    Parameters
+    ----------
+    penalty : {"l2", "l1", None}, default="l2"
+        Prior on the weights: Gaussian (``"l2"``), Laplace (``"l1"``) or none
+        (maximum likelihood; may diverge on separable data).
+    C : float or array of shape (n_features,), default=1.0
+        Prior variance(s): ``Sigma = C * I`` for a scalar, ``diag(C)`` for a
+        vector.  Larger means weaker regularisation (same scale as
+        scikit-learn's and LIBLINEAR's ``C``).
+    fit_intercept : bool, default=True
+    penalize_intercept : bool, default=False
+        Put the prior (variance ``C``, which must be scalar) on the intercept too.
+    solver : {"lbfgs", "tron"}, default="lbfgs"
+        ``"tron"`` (trust-region Newton) handles binary problems with the L2
+        penalty or none.
+    tol : float, default=1e-4
+        ``"lbfgs"``: stop when the largest projected-gradient entry of the
+        objective divided by ``sum(sample_weight)`` is below ``tol``.
+        ``"tron"``: stop when ``||grad|| <= tol * ||grad at start||``.
+    max_iter : int, default=1000
+    class_weight : None, "balanced" or dict {label: weight}, default=None
+    warm_start : bool, default=False
+        Start from the previous ``coef_``/``intercept_`` when the shapes agree.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_ : ndarray (n_classes,)
+    coef_ : ndarray (1, n_features) for two classes, else (n_classes, n_features)
+    intercept_ : ndarray (1,) or (n_classes,)
+    n_features_in_ : int
+    n_iter_ : ndarray (1,) of int
+        Solver iterations.
+    objective_ : float
+        Final value of the (unscaled) objective above.
+    """
+
+    def __init__(self, penalty="l2", C=1.0, *, fit_intercept=True, penalize_intercept=False,
+                 solver="lbfgs", tol=1e-4, max_iter=1000, class_weight=None,
+                 warm_start=False, verbose=0):
+        self.penalty = penalty
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.penalize_intercept = penalize_intercept
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit --
+    def _check_params(self, n_features):
+        if self.penalty not in ("l2", "l1", None, "none"):
+            raise ValueError("penalty must be 'l2', 'l1' or None, got %r" % (self.penalty,))
+        if self.solver not in ("lbfgs", "tron"):
+            raise ValueError("solver must be 'lbfgs' or 'tron', got %r" % (self.solver,))
+        check_positive(self.tol, "tol", strict=False)
+        check_positive(self.max_iter, "max_iter", integer=True)
+        if isinstance(self.C, numbers.Real) and not isinstance(self.C, bool):
+            check_positive(self.C, "C")
+            variance = np.full(n_features, float(self.C))
+        else:
+            variance = np.asarray(self.C, dtype=np.float64)
+            if variance.shape != (n_features,):
+                raise ValueError("C must be a positive number or an array of one prior "
+                                 "variance per feature (shape (%d,)), got shape %r"
+                                 % (n_features, variance.shape))
+            if not np.all(np.isfinite(variance)) or np.any(variance <= 0):
+                raise ValueError("every prior variance in C must be finite and > 0")
+            if self.penalize_intercept:
+                raise ValueError("penalize_intercept=True needs a scalar C (the intercept's "
+                                 "prior variance)")
+        return variance
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model (MAP estimate).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_samples, n_features)
+        y : array-like, shape (n_samples,)
+        sample_weight : array-like, shape (n_samples,), optional
+        """
+        X = check_array(X)
+        n_samples, n_features = X.shape
+        classes, codes = check_classification_target(y, n_samples)
+        sample_weight = check_sample_weight(sample_weight, n_samples)
+        variance = self._check_params(n_features)
+        n_classes = len(classes)
+        binary = n_classes == 2
+        l1 = self.penalty == "l1"
+        no_penalty = self.penalty in (None, "none")
+        if self.solver == "tron" and (not binary or l1):
+            raise ValueError("solver='tron' handles binary problems with penalty='l2' (or "
+                             "None); use solver='lbfgs' for %s"
+                             % ("L1" if l1 else "%d classes" % n_classes))
+        weights = sample_weight * class_weight_vector(self.class_weight, classes, codes,
+                                                      sample_weight)[codes]
+        weights = np.ascontiguousarray(weights)
+        scale = weights.sum()
+        if scale <= 0:
+            raise ValueError("sample weights (times class weights) are all zero: nothing to fit")
+
+        n_out = 1 if binary else n_classes
+        fi = bool(self.fit_intercept)
+        inv_var = np.zeros((n_features + fi, n_out))
+        if not no_penalty:
+            inv_var[:n_features] = (1.0 / variance)[:, None]
+            if fi and self.penalize_intercept:
+                inv_var[n_features] = 1.0 / float(self.C)
+        inv_var = inv_var.ravel()
+
+        theta0 = np.zeros((n_features + fi, n_out))
+        if (self.warm_start and hasattr(self, "coef_")
+                and self.coef_.shape == (n_out, n_features)
+                and getattr(self, "intercept_", np.zeros(0)).shape == (n_out,)):
+            theta0[:n_features] = self.coef_.T
+            if fi:
+                theta0[n_features] = self.intercept_
+        theta0 = theta0.ravel()
+
+        objective = _Objective(X, codes, weights, n_classes, fi, inv_var, scale)
+        with single_threaded_blas():
+            theta, fval, n_iter, converged = self._solve(objective, theta0, l1)
+        if not converged:
+            warnings.warn("LogisticRegression (solver=%r) stopped at max_iter=%d before "
+                          "reaching tol=%g; increase max_iter or scale the data"
+                          % (self.solver, self.max_iter, self.tol), ConvergenceWarning)
+        theta = theta.reshape(n_features + fi, n_out)
+        self.classes_ = classes
+        self.coef_ = np.ascontiguousarray(theta[:n_features].T)
+        self.intercept_ = theta[n_features].copy() if fi else np.zeros(n_out)
+        self.n_features_in_ = n_features
+        self.n_iter_ = np.array([n_iter], dtype=np.int32)
+        self.objective_ = float(fval * scale)
+        return self
+
+    def _solve(self, objective, theta0, l1):
+        """(theta, objective / scale, n_iter, converged) of the chosen solver."""
+        if self.solver == "tron":
+            return _tron(objective, theta0, tol=self.tol, max_iter=self.max_iter,
+                         verbose=self.verbose)
+        if l1:
+            return self._fit_l1(objective, theta0)
+        result = minimize(objective.l2, theta0, method="L-BFGS-B", jac=True,
+                          options=dict(maxiter=self.max_iter, gtol=self.tol,
+                                       ftol=64 * np.finfo(float).eps, maxls=50))
+        return result.x, result.fun, result.nit, result.status != 1
+
+    def _fit_l1(self, objective, theta0):
+        """L1 by splitting theta = u - v with u, v >= 0 where penalised."""
+        lam = objective.inv_var
+        penalized = lam > 0
+        n = theta0.shape[0]
+
+        def fun(uv):
+            theta = uv[:n] - uv[n:]
+            loss, grad = objective.loss_grad(theta)
+            f = (loss + lam @ (uv[:n] + uv[n:])) / objective.scale
+            g = np.concatenate([grad + lam, -grad + lam]) / objective.scale
+            return f, g
+
+        u0, v0 = np.where(penalized, np.maximum(theta0, 0), theta0), np.maximum(-theta0, 0)
+        v0[~penalized] = 0.0
+        bounds = [(0, None) if p else (None, None) for p in penalized] + \
+                 [(0, None) if p else (0, 0) for p in penalized]
+        result = minimize(fun, np.concatenate([u0, v0]), method="L-BFGS-B", jac=True,
+                          bounds=bounds,
+                          options=dict(maxiter=self.max_iter, gtol=self.tol,
+                                       ftol=64 * np.finfo(float).eps, maxls=50))
+        theta = result.x[:n] - result.x[n:]
+        return theta, result.fun, result.nit, result.status != 1
+
+    # -------------------------------------------------------------- predict --
+    def _check_X(self, X):
+        check_is_fitted(self, "coef_")
+        X = check_array(X)
+        check_n_features(X, self.n_features_in_, owner=self)
+        return X
+
+    def decision_function(self, X):
+        """Scores: ``X @ coef_.T + intercept_``; 1-D (log-odds of ``classes_[1]``) for
+        two classes, else (n_samples, n_classes)."""
+        X = self._check_X(X)
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_log_proba(self, X):
+        """Log-probabilities (n_samples, n_classes), computed with log-sum-exp."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            scores = np.column_stack([np.zeros_like(scores), scores])
+        return log_softmax(scores)
+
+    def predict_proba(self, X):
+        """Class probabilities (n_samples, n_classes); rows sum to one."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p1 = expit(scores)
+            return np.column_stack([1.0 - p1, p1])
+        return np.exp(log_softmax(scores))

@@ -1,0 +1,573 @@
+"""Regularised empirical risk minimisation by stochastic gradient descent.
+
+:class:`SGDClassifier` minimises, for each binary problem (labels ``s_i =
++-1``, one problem for two classes, one per class against the rest
+otherwise),
+
+    1/n sum_i c_i L(s_i (w . x_i + b)) + alpha ((1 - l1_ratio)/2 ||w||^2 + l1_ratio ||w||_1)
+
+with ``L`` one of the margin losses of :func:`sgd_loss` (hinge, squared
+hinge, logistic, exponential, squared, perceptron, modified Huber) and
+``c_i`` the sample weight times the class weight of ``y_i``.  One Cython
+epoch loop (``linclass._core._sgd``) walks dense or CSR rows with a scaled
+weight vector (O(1) L2 shrinkage), lazy averaging (ASGD) and the cumulative
+L1 penalty; the binary problems of one-vs-rest run on a thread pool.
+
+References
+----------
+Bottou (2010), "Large-scale machine learning with stochastic gradient
+descent", COMPSTAT; Bottou (2012), "Stochastic gradient descent tricks",
+Neural Networks: Tricks of the Trade (the "optimal" schedule, the scaled
+weight vector, averaging).
+Tsuruoka, Tsujii & Ananiadou (2009), "Stochastic gradient descent training
+for L1-regularized log-linear models with cumulative penalty", ACL.
+Xu (2011), "Towards optimal one pass large scale learning with averaged
+stochastic gradient descent", arXiv:1107.2490 (lazy averaging).
+Zhang (2004), "Solving large scale linear prediction problems using
+stochastic gradient descent algorithms", ICML (modified Huber loss).
+Flach (2012), *Machine Learning*, ch. 7 (margin losses).
+"""
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._core import _sgd
+from ._common import LinearDecisionMixin, map_threads
+from .._validation import (check_classification_data, check_predict_X, check_X,
+                           class_weight_per_sample, kernel_rows)
+from .._validation import (check_n_features, check_partial_fit_classes, check_positive,
+                           check_random_state, check_sample_weight, check_target, encode_labels)
+from ..base import BaseEstimator, ClassifierMixin
+from ..exceptions import ConvergenceWarning
+from ..metrics.losses import MarginLoss, margin_loss
+
+__all__ = ["SGDClassifier", "sgd_loss", "SGD_LOSSES", "SGDDivergenceError"]
+
+_LOSS_CODES = {"hinge": 0, "squared_hinge": 1, "logistic": 2, "exponential": 3,
+               "squared": 4, "perceptron": 5, "modified_huber": 6}
+#: Loss names accepted by :class:`SGDClassifier` and :func:`sgd_loss`.
+SGD_LOSSES = tuple(_LOSS_CODES)
+_LOSS_ALIASES = {"log_loss": "logistic", "log": "logistic"}
+_SCHEDULES = {"constant": 0, "optimal": 1, "invscaling": 2}
+_PENALTIES = ("l2", "l1", "elasticnet", None)
+_SPARSE_INTERCEPT_DECAY = 0.01   # as scikit-learn: the intercept moves slower on sparse data
+_N_STATE = 6
+
+
+class SGDDivergenceError(ValueError, ArithmeticError):
+    """SGD produced a non-finite score: the step size is too large for the data."""
+
+
+def _out(arr, like):
+    return arr if np.ndim(like) else float(arr)
+
+
+def _z(z):
+    arr = np.asarray(z, dtype=np.float64)
+    if np.isnan(arr).any():
+        raise ValueError("margin z contains NaN")
+    return arr
+
+
+def _squared_hinge(z):
+    return _out(np.maximum(0.0, 1.0 - _z(z)) ** 2, z)
+
+
+def _squared_hinge_derivative(z):
+    return _out(-2.0 * np.maximum(0.0, 1.0 - _z(z)), z)
+
+
+def _perceptron(z):
+    return _out(np.maximum(0.0, -_z(z)), z)
+
+
+def _perceptron_derivative(z):
+    return _out(-(_z(z) <= 0).astype(np.float64), z)
+
+
+def _modified_huber(z):
+    m = _z(z)
+    return _out(np.where(m >= -1.0, np.maximum(0.0, 1.0 - m) ** 2, -4.0 * m), z)
+
+
+def _modified_huber_derivative(z):
+    m = _z(z)
+    return _out(np.where(m >= -1.0, -2.0 * np.maximum(0.0, 1.0 - m), -4.0), z)
+
+
+def sgd_loss(name):
+    """The margin loss ``L(z)`` (``z = y f(x)``) that :class:`SGDClassifier` minimises.
+
+    Hinge, exponential and squared loss are those of
+    :func:`linclass.metrics.margin_loss`; the logistic loss is its natural-log
+    form ``log(1 + exp(-z))``; added here are the squared hinge
+    ``max(0, 1 - z)^2``, the perceptron criterion ``max(0, -z)`` and the
+    modified Huber loss (``max(0, 1 - z)^2`` for ``z >= -1``, else ``-4z``;
+    Zhang 2004).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SGD_LOSSES` (``"log_loss"`` is accepted for ``"logistic"``).
+
+    Returns
+    -------
+    linclass.metrics.MarginLoss
+        With vectorised ``value(z)`` and ``derivative(z)`` (a subgradient at
+        kinks, the one the SGD kernel uses).
+    """
+    name = _LOSS_ALIASES.get(name, name) if isinstance(name, str) else name
+    if name == "logistic":
+        return margin_loss("logistic", base=np.e)
+    if name in ("hinge", "exponential", "squared"):
+        loss = margin_loss(name)
+        if name == "hinge":     # the kernel's subgradient at z = 1 is -1, as scikit-learn
+            return MarginLoss("hinge", loss.value,
+                              lambda z: _out(-(_z(z) <= 1).astype(np.float64), z),
+                              loss.description)
+        return loss
+    if name == "squared_hinge":
+        return MarginLoss(name, _squared_hinge, _squared_hinge_derivative, "max(0, 1 - z)^2")
+    if name == "perceptron":
+        return MarginLoss(name, _perceptron, _perceptron_derivative, "max(0, -z)")
+    if name == "modified_huber":
+        return MarginLoss(name, _modified_huber, _modified_huber_derivative,
+                          "max(0, 1 - z)^2 if z >= -1 else -4 z")
+    raise ValueError("unknown loss %r; choose one of %s" % (name, SGD_LOSSES))
+
+
+class _BinaryState:
+    """What one binary problem carries from epoch to epoch (and call to call)."""
+
+    def __init__(self, n_features, averaging, l1):
+        self.w = np.zeros(n_features)
+        self.avg_sum = np.zeros(n_features if averaging else 1)
+        self.l1_q = np.zeros(n_features if l1 else 1)
+        self.scalars = np.zeros(_N_STATE)
+        self.scalars[0] = 1.0               # t counts steps from 1
+
+    def coef(self, averaging):
+        """(weights, intercept) to publish: the averages once averaging has begun."""
+        n_avg = self.scalars[3]
+        if averaging and n_avg > 0:
+            return ((self.avg_sum + self.scalars[2] * self.w) / n_avg,
+                    self.scalars[4] / n_avg)
+        return self.w.copy(), self.scalars[1]
+
+
+class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
+    """Linear classifier trained by stochastic gradient descent on a margin loss.
+
+    Parameters
+    ----------
+    loss : str, default="hinge"
+        ``"hinge"`` (linear SVM), ``"squared_hinge"``, ``"logistic"`` (or
+        ``"log_loss"``: logistic regression), ``"exponential"``,
+        ``"squared"`` (``(1 - z)^2``), ``"perceptron"``,
+        ``"modified_huber"``; see :func:`sgd_loss`.
+    penalty : {"l2", "l1", "elasticnet", None}, default="l2"
+    alpha : float, default=1e-4
+        Regularisation strength (``lambda``; >= 0, > 0 for the optimal schedule).
+    l1_ratio : float in [0, 1], default=0.15
+        Share of L1 in the elastic net (``penalty="elasticnet"`` only).
+    fit_intercept : bool, default=True
+        The intercept is not penalised; on sparse data its steps are
+        multiplied by 0.01 (as scikit-learn).
+    max_iter : int, default=1000
+        Epochs.
+    tol : float or None, default=1e-3
+        Stop when the epoch's training loss (or, with ``early_stopping``, the
+        validation accuracy) has not improved by ``tol`` (times
+        ``n_samples`` for the loss) for ``n_iter_no_change`` epochs.  None:
+        run ``max_iter`` epochs.
+    shuffle : bool, default=True
+        Shuffle the rows before each epoch.
+    learning_rate : {"optimal", "constant", "invscaling"}, default="optimal"
+        ``eta_t = 1 / (alpha (t0 + t - 1))`` with Bottou's ``t0`` (first
+        step ``typw / max(1, |L'(-typw)|)``, ``typw = alpha^(-1/4)``),
+        ``eta0``, or ``eta0 / t^power_t``.  For the exponential loss, whose
+        derivative at ``-typw`` is huge, the optimal schedule starts with
+        tiny steps: prefer a constant step there.
+    eta0 : float, default=0.01
+        Step size of the constant and inverse-scaling schedules (> 0).
+    power_t : float, default=0.5
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the data (stratified) and stop on
+        its accuracy.
+    validation_fraction : float in (0, 1), default=0.1
+    n_iter_no_change : int, default=5
+    average : bool or int, default=False
+        Averaged SGD: publish the mean of the weights after each step (from
+        step ``average`` on when an int).
+    class_weight : None, "balanced" or dict
+    warm_start : bool, default=False
+        ``fit`` continues from the previous weights.
+    random_state : None, int or numpy Generator/RandomState
+    n_jobs : None or int
+        Threads for the one-vs-rest problems (-1: all CPUs).
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_, n_features_in_
+    n_iter_ : int
+        Epochs run (largest over the binary problems).
+    t_ : float
+        Steps taken plus one (of the first binary problem).
+    loss_function_ : linclass.metrics.MarginLoss
+        The loss as a function of the margin.
+
+    Raises
+    ------
+    SGDDivergenceError
+        (a ValueError) when the iterates overflow; lower ``eta0`` or scale
+        the features.
+    """
+
+    def __init__(self, loss="hinge", penalty="l2", alpha=1e-4, l1_ratio=0.15,
+                 fit_intercept=True, max_iter=1000, tol=1e-3, shuffle=True,
+                 learning_rate="optimal", eta0=0.01, power_t=0.5, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=5, average=False,
+                 class_weight=None, warm_start=False, random_state=None, n_jobs=None,
+                 verbose=0):
+        self.loss = loss
+        self.penalty = penalty
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.average = average
+        self.class_weight = class_weight
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------
+    def _loss_name(self):
+        name = _LOSS_ALIASES.get(self.loss, self.loss) if isinstance(self.loss, str) else None
+        if name not in _LOSS_CODES:
+            raise ValueError("loss must be one of %s, got %r" % (SGD_LOSSES, self.loss))
+        return name
+
+    def _check_params(self):
+        self._loss_name()
+        if self.penalty not in _PENALTIES:
+            raise ValueError("penalty must be one of %s, got %r" % (_PENALTIES, self.penalty))
+        check_positive(self.alpha, "alpha", strict=False)
+        if self.learning_rate not in _SCHEDULES:
+            raise ValueError("learning_rate must be one of %s, got %r"
+                             % (tuple(_SCHEDULES), self.learning_rate))
+        if self.learning_rate == "optimal" and self.alpha == 0:
+            raise ValueError("alpha must be > 0 with learning_rate='optimal' "
+                             "(eta_t = 1 / (alpha (t0 + t)))")
+        if self.learning_rate != "optimal":
+            check_positive(self.eta0, "eta0")
+        check_positive(self.power_t, "power_t", strict=False)
+        if (isinstance(self.l1_ratio, bool) or not isinstance(self.l1_ratio, numbers.Real)
+                or not 0.0 <= self.l1_ratio <= 1.0):
+            raise ValueError("l1_ratio must be a number in [0, 1], got %r" % (self.l1_ratio,))
+        check_positive(self.max_iter, "max_iter", integer=True)
+        if self.tol is not None:
+            if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
+                    or np.isnan(self.tol):
+                raise ValueError("tol must be a number or None, got %r" % (self.tol,))
+        check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
+        if self.early_stopping:
+            v = self.validation_fraction
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0.0 < v < 1.0:
+                raise ValueError("validation_fraction must be in (0, 1), got %r" % (v,))
+        if not isinstance(self.average, (bool, np.bool_)):
+            if isinstance(self.average, numbers.Integral) and self.average >= 0:
+                pass
+            else:
+                raise ValueError("average must be a bool or an integer >= 0, got %r"
+                                 % (self.average,))
+
+    def _l1_ratio(self):
+        if self.penalty == "l1":
+            return 1.0
+        if self.penalty == "elasticnet":
+            return float(self.l1_ratio)
+        return 0.0
+
+    def _alpha(self):
+        return 0.0 if self.penalty is None else float(self.alpha)
+
+    def _average_start(self):
+        if isinstance(self.average, (bool, np.bool_)):
+            return 1.0 if self.average else 0.0
+        return float(self.average)
+
+    def _rng_source(self):
+        if getattr(self, "_rng", None) is None:
+            self._rng = check_random_state(self.random_state)
+        return self._rng
+
+    @property
+    def loss_function_(self):
+        return sgd_loss(self._loss_name())
+
+    # ------------------------------------------------------------------
+    def _run(self, X, codes, n_classes, weight, n_epochs, use_stopping, X_val=None,
+             codes_val=None):
+        """Run the binary problems; returns the epochs run per problem."""
+        n_samples, n_features = X.shape
+        n_problems = len(self._states)
+        rows = kernel_rows(X)
+        loss_code = _LOSS_CODES[self._loss_name()]
+        alpha = self._alpha()
+        schedule = _SCHEDULES[self.learning_rate]
+        # with no penalty the optimal schedule is undefined; checked in _check_params
+        t0 = _sgd.optimal_t0(loss_code, alpha) if schedule == 1 else 0.0
+        averaging = self._average_start() > 0
+        decay = _SPARSE_INTERCEPT_DECAY if sp.issparse(X) else 1.0
+        tol = None if (self.tol is None or not use_stopping) else float(self.tol)
+        early = bool(self.early_stopping) and use_stopping and X_val is not None
+        rng = self._rng_source()
+        seeds = rng.integers(0, 2**63 - 1, size=(n_problems, n_epochs))
+
+        def solve(p):
+            state = self._states[p]
+            if n_problems == 1:
+                ysign = np.where(codes == 1, 1.0, -1.0)
+            else:
+                ysign = np.where(codes == p, 1.0, -1.0)
+            if early:
+                yval = np.where(codes_val == (1 if n_problems == 1 else p), 1.0, -1.0)
+            order = np.arange(n_samples, dtype=np.int32)
+            best, no_change, epochs = np.inf if not early else -np.inf, 0, 0
+            for epoch in range(n_epochs):
+                status, sum_loss = _sgd.sgd_epoch(
+                    **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
+                    weight=weight, order=order, shuffle=bool(self.shuffle),
+                    seed=int(seeds[p, epoch]), loss=loss_code, learning_rate=schedule,
+                    eta0=float(self.eta0), power_t=float(self.power_t), t0=t0, alpha=alpha,
+                    l1_ratio=self._l1_ratio(), intercept_decay=decay,
+                    fit_intercept=bool(self.fit_intercept), averaging=averaging,
+                    average_start=self._average_start(), w=state.w, avg_sum=state.avg_sum,
+                    l1_q=state.l1_q, state=state.scalars,
+                    compute_loss=tol is not None and not early)
+                epochs += 1
+                if status != 0 or not np.isfinite(state.w).all():
+                    return epochs, False, True
+                if tol is None:
+                    continue
+                if early:
+                    w, b = state.coef(averaging)
+                    score = float(np.mean(np.sign(np.asarray(X_val @ w).ravel() + b)
+                                          == yval))
+                    if score < best + tol:
+                        no_change += 1
+                    else:
+                        no_change = 0
+                    best = max(best, score)
+                else:
+                    if sum_loss > best - tol * n_samples:
+                        no_change += 1
+                    else:
+                        no_change = 0
+                    best = min(best, sum_loss)
+                if self.verbose:
+                    print("-- problem %d epoch %d: %s %.6g" % (p, epoch + 1, "validation "
+                          "accuracy" if early else "training loss", score if early
+                          else sum_loss))
+                if no_change >= self.n_iter_no_change:
+                    return epochs, True, False
+            return epochs, tol is None, False
+
+        results = map_threads(solve, range(n_problems), self.n_jobs)
+        if any(r[2] for r in results):
+            raise SGDDivergenceError(
+                "SGDClassifier diverged: a score overflowed to infinity or NaN (loss=%r, "
+                "learning_rate=%r, eta0=%r, alpha=%r); use a smaller eta0, the "
+                "'optimal' schedule or scaled features" % (self.loss, self.learning_rate,
+                                                         self.eta0, self.alpha))
+        return results
+
+    def _publish(self):
+        averaging = self._average_start() > 0
+        pairs = [s.coef(averaging) for s in self._states]
+        self.coef_ = np.ascontiguousarray(np.vstack([w for w, _ in pairs]))
+        self.intercept_ = np.array([b for _, b in pairs], dtype=np.float64)
+        self.t_ = float(self._states[0].scalars[0])
+
+    def _new_states(self, n_classes, n_features):
+        n_problems = 1 if n_classes == 2 else n_classes
+        averaging = self._average_start() > 0
+        return [_BinaryState(n_features, averaging, self._l1_ratio() > 0)
+                for _ in range(n_problems)]
+
+    def _validation_split(self, codes, n_classes):
+        """Stratified hold-out: boolean mask of the validation rows."""
+        rng = self._rng_source()
+        mask = np.zeros(len(codes), dtype=bool)
+        for c in range(n_classes):
+            idx = np.flatnonzero(codes == c)
+            n_val = int(round(self.validation_fraction * len(idx)))
+            if len(idx) >= 2:
+                n_val = min(max(n_val, 1), len(idx) - 1)
+            else:
+                n_val = 0
+            mask[rng.choice(idx, n_val, replace=False)] = True
+        if mask.all() or not mask.any():
+            raise ValueError("early_stopping: validation_fraction=%r leaves no training or "
+                             "no validation data" % (self.validation_fraction,))
+        return mask
+
+    # ------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Fit by SGD for up to ``max_iter`` epochs (returns self).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Multiplies each example's loss (and step).
+        """
+        self._check_params()
+        X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
+        n_features = X.shape[1]
+        keep = (self.warm_start and getattr(self, "_states", None) is not None
+                and hasattr(self, "classes_") and np.array_equal(self.classes_, classes)
+                and self.n_features_in_ == n_features)
+        self._rng = None
+        if not keep:
+            self._states = self._new_states(len(classes), n_features)
+        X_val = codes_val = None
+        if self.early_stopping:
+            val = self._validation_split(codes, len(classes))
+            X_val, codes_val = X[val], codes[val]
+            X, codes, weight = X[~val], codes[~val], np.ascontiguousarray(weight[~val])
+        results = self._run(X, codes, len(classes), weight, int(self.max_iter), True,
+                            X_val, codes_val)
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.n_iter_ = int(max(r[0] for r in results))
+        self._publish()
+        if self.tol is not None and not all(r[1] for r in results):
+            warnings.warn("SGDClassifier: reached max_iter=%d epochs before the stopping "
+                          "criterion (tol=%g) was met; increase max_iter"
+                          % (self.max_iter, self.tol), ConvergenceWarning)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One epoch over ``(X, y)``, continuing from the current state.
+
+        Parameters
+        ----------
+        X, y, sample_weight : as in :meth:`fit`
+        classes : array-like, required on the first call
+            All class labels that will ever appear.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        first = not hasattr(self, "classes_")
+        classes = check_partial_fit_classes(classes, getattr(self, "classes_", None))
+        X = check_X(X)
+        if X.shape[0] == 0:
+            raise ValueError("X has 0 samples; partial_fit needs at least one")
+        y = check_target(y, X.shape[0])
+        if not first:
+            check_n_features(X, self.n_features_in_, owner=self)
+        classes, codes = encode_labels(y, classes)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
+        if first or getattr(self, "_states", None) is None:
+            self._states = self._new_states(len(classes), X.shape[1])
+            if not first:     # loaded from disk: restart from the published weights
+                for s, w, b in zip(self._states, self.coef_, self.intercept_):
+                    s.w[:] = w
+                    s.scalars[1] = b
+            self._rng = None
+            self.n_iter_ = 0
+        self._run(X, codes, len(classes), weight, 1, False)
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.n_iter_ += 1
+        self._publish()
+        return self
+
+    # ------------------------------------------------------------------
+    def objective(self, X, y, sample_weight=None):
+        """Regularised empirical risk of the fitted weights, per binary problem.
+
+        ``1/n sum_i c_i L(s_i (w.x_i + b)) + alpha ((1 - rho)/2 ||w||^2 + rho ||w||_1)``
+        with ``n`` the number of samples and ``c_i`` as in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of shape (n_problems,)
+        """
+        X = check_predict_X(self, X)
+        y = check_target(y, X.shape[0])
+        _, codes = encode_labels(y, self.classes_)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        weight = class_weight_per_sample(self.class_weight, self.classes_, codes,
+                                         sample_weight)
+        loss = self.loss_function_
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        rho, alpha = self._l1_ratio(), self._alpha()
+        out = []
+        for p in range(self.coef_.shape[0]):
+            positive = 1 if self.coef_.shape[0] == 1 else p
+            ysign = np.where(codes == positive, 1.0, -1.0)
+            w = self.coef_[p]
+            risk = float(np.mean(weight * loss.value(ysign * scores[:, p])))
+            out.append(risk + alpha * (0.5 * (1 - rho) * float(w @ w)
+                                       + rho * float(np.abs(w).sum())))
+        return np.array(out)
+
+    @property
+    def predict_proba(self):
+        """Class probabilities (``loss="logistic"`` or ``"modified_huber"`` only).
+
+        Logistic: ``sigmoid(score)`` per binary problem; modified Huber:
+        ``(clip(score, -1, 1) + 1) / 2`` (Zhang 2004).  With more than two
+        classes the one-vs-rest values are normalised to sum to 1 (uniform
+        when all are 0).
+        """
+        if self._loss_name() not in ("logistic", "modified_huber"):
+            raise AttributeError("predict_proba is available for loss='logistic' or "
+                                 "'modified_huber', not %r" % (self.loss,))
+        return self._predict_proba
+
+    def _predict_proba(self, X):
+        scores = self.decision_function(X)
+        if self._loss_name() == "logistic":
+            prob = np.exp(-np.logaddexp(0.0, -scores))
+        else:
+            prob = (np.clip(scores, -1.0, 1.0) + 1.0) / 2.0
+        if prob.ndim == 1:
+            return np.column_stack([1.0 - prob, prob])
+        total = prob.sum(axis=1, keepdims=True)
+        n_classes = prob.shape[1]
+        return np.where(total > 0, prob / np.where(total > 0, total, 1.0), 1.0 / n_classes)
+
+    @property
+    def predict_log_proba(self):
+        """Logarithm of :meth:`predict_proba` (same availability)."""
+        proba = self.predict_proba
+        return lambda X: np.log(proba(X))
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_rng", None)
+        return state

@@ -1,0 +1,228 @@
+"""Linear support vector classification.
+
+:class:`LinearSVC` solves the L2-regularised SVM with hinge (L1) or squared
+hinge (L2) loss by dual coordinate descent, or by the Pegasos primal method
+for streaming-sized problems.  More than two classes are handled one versus
+the rest, the binary problems running on a thread pool (``n_jobs``).
+
+References
+----------
+Hsieh, Chang, Lin, Keerthi & Sundararajan (2008), "A dual coordinate descent
+method for large-scale linear SVM", ICML.
+Fan, Chang, Hsieh, Wang & Lin (2008), "LIBLINEAR: A library for large linear
+classification", JMLR 9.
+Shalev-Shwartz, Singer, Srebro & Cotter (2011), "Pegasos: primal estimated
+sub-gradient solver for SVM", Mathematical Programming 127.
+"""
+import warnings
+
+import numpy as np
+
+from .._core import _linear_svm
+from ._common import LinearDecisionMixin, map_threads
+from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
+from .._validation import check_positive, check_random_state
+from ..base import BaseEstimator, ClassifierMixin
+from ..exceptions import ConvergenceWarning
+
+__all__ = ["LinearSVC"]
+
+_LOSSES = {"hinge": 1, "squared_hinge": 2}
+_SOLVERS = ("dual_cd", "pegasos")
+
+
+def svm_dual_objective(w, alpha, cost, loss):
+    """Dual objective (minimisation form) of a binary problem of :class:`LinearSVC`.
+
+    ``0.5 ||w||^2 + 0.5 sum_i D_ii alpha_i^2 - sum_i alpha_i`` with
+    ``D_ii = 0`` (hinge) or ``1 / (2 C_i)`` (squared hinge); ``w`` includes
+    the bias weight.  This is the value LIBLINEAR prints as "Objective value".
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    value = 0.5 * float(w @ w) - float(alpha.sum())
+    if loss == "squared_hinge":
+        pos = cost > 0
+        value += 0.5 * float(np.sum(alpha[pos] ** 2 * (0.5 / cost[pos])))
+    return value
+
+
+def svm_primal_objective(X, ysign, w, bias, cost, loss):
+    """``0.5 ||w||^2 + sum_i C_i loss(s_i [x_i, bias] . w)`` of a binary problem."""
+    margins = ysign * (np.asarray(X @ w[:-1]).ravel() + bias * w[-1])
+    slack = np.maximum(0.0, 1.0 - margins)
+    if loss == "squared_hinge":
+        slack = slack ** 2
+    return 0.5 * float(w @ w) + float(cost @ slack)
+
+
+class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
+    """Linear support vector classifier.
+
+    Minimises, for each binary problem (labels ``s_i = +-1``),
+
+        0.5 ||w||^2 + sum_i C_i loss(s_i (w . x_i + w_b * intercept_scaling))
+
+    with ``C_i = C * class_weight[y_i] * sample_weight[i]`` and ``loss`` the
+    hinge ``max(0, 1 - m)`` or squared hinge ``max(0, 1 - m)^2``.
+
+    The intercept is learned as the weight ``w_b`` of an extra constant
+    feature equal to ``intercept_scaling`` and **is regularised** like every
+    other weight (as in LIBLINEAR and scikit-learn); a larger
+    ``intercept_scaling`` weakens that regularisation.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Inverse regularisation strength (> 0).
+    loss : {"squared_hinge", "hinge"}, default="squared_hinge"
+    solver : {"dual_cd", "pegasos"}, default="dual_cd"
+        ``"dual_cd"``: dual coordinate descent with random permutation and
+        shrinking, stopping when the projected-gradient spread is <= ``tol``.
+        ``"pegasos"``: primal stochastic sub-gradient, ``max_iter`` epochs
+        (no convergence test; suited to streaming via ``warm_start``).
+    tol : float, default=1e-4
+        Stopping tolerance of ``dual_cd`` on the projected gradient.
+    max_iter : int, default=1000
+        Passes over the data.
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+    class_weight : None, "balanced" or dict, default=None
+    shrinking : bool, default=True
+        Shrinking heuristic of dual coordinate descent.
+    warm_start : bool, default=False
+        Start from the previous dual solution (``dual_cd``, same training set
+        size) or the previous weights (``pegasos``).
+    pegasos_projection : bool, default=True
+        After each Pegasos step, project onto the ball ``||w||^2 <= 2 f(0) /
+        lambda`` that holds the optimum (``f`` the objective, ``lambda = 1 /
+        (C n)``); keeps the squared hinge from diverging.
+    random_state : None, int or numpy Generator/RandomState
+        Order of the coordinates / examples.
+    n_jobs : None or int, default=None
+        Threads for the one-vs-rest problems (-1: all CPUs).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_, n_features_in_
+    n_iter_ : int
+        Largest number of passes over the binary problems.
+    dual_coef_ : ndarray of shape (n_problems, n_samples)
+        Dual variables ``alpha`` (``dual_cd`` only).
+    dual_objective_ : ndarray of shape (n_problems,)
+        Final dual objective of each problem (``dual_cd`` only; see
+        :func:`svm_dual_objective`).
+    """
+
+    def __init__(self, C=1.0, loss="squared_hinge", solver="dual_cd", tol=1e-4, max_iter=1000,
+                 fit_intercept=True, intercept_scaling=1.0, class_weight=None, shrinking=True,
+                 warm_start=False, pegasos_projection=True, random_state=None, n_jobs=None):
+        self.C = C
+        self.loss = loss
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.shrinking = shrinking
+        self.warm_start = warm_start
+        self.pegasos_projection = pegasos_projection
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        check_positive(self.C, "C")
+        check_positive(self.tol, "tol")
+        check_positive(self.max_iter, "max_iter", integer=True)
+        if self.loss not in _LOSSES:
+            raise ValueError("loss must be one of %s, got %r" % (sorted(_LOSSES), self.loss))
+        if self.solver not in _SOLVERS:
+            raise ValueError("solver must be one of %s, got %r" % (_SOLVERS, self.solver))
+        if self.fit_intercept:
+            check_positive(self.intercept_scaling, "intercept_scaling")
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Multiplies ``C`` per sample.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight) \
+            * float(self.C)
+        n_samples, n_features = X.shape
+        n_problems = 1 if len(classes) == 2 else len(classes)
+        bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        rng = check_random_state(self.random_state)
+        seeds = [int(s) for s in rng.integers(0, 2**63 - 1, size=n_problems)]
+        rows = kernel_rows(X)
+        warm = (self.warm_start and hasattr(self, "coef_") and hasattr(self, "classes_")
+                and np.array_equal(self.classes_, classes) and self.n_features_in_ == n_features)
+        prev_alpha = getattr(self, "dual_coef_", None) if warm else None
+        if prev_alpha is not None and prev_alpha.shape != (n_problems, n_samples):
+            prev_alpha = None
+        prev_w = None
+        if warm:
+            prev_w = np.hstack([self.coef_, (self.intercept_ / bias if bias else
+                                             np.zeros_like(self.intercept_))[:, None]])
+        prev_t = getattr(self, "_pegasos_steps", None) if warm else None
+
+        def solve(p):
+            if n_problems == 1:
+                ysign = np.where(codes == 1, 1.0, -1.0)
+            else:
+                ysign = np.where(codes == p, 1.0, -1.0)
+            if self.solver == "dual_cd":
+                alpha = (prev_alpha[p].copy() if prev_alpha is not None
+                         else np.zeros(n_samples))
+                w = np.zeros(n_features + 1)
+                n_iter, violation = _linear_svm.dual_cd_svc(
+                    **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
+                    cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
+                    tol=float(self.tol), max_iter=int(self.max_iter),
+                    shrinking=bool(self.shrinking), seed=seeds[p])
+                return w, alpha, n_iter, violation, 0.0
+            w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
+            t0 = float(prev_t[p]) if prev_t is not None else 0.0
+            lam = 1.0 / (float(self.C) * n_samples)
+            t = _linear_svm.pegasos_svc(
+                **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
+                cost=cost / float(self.C), lam=lam, loss=_LOSSES[self.loss], bias=bias, w=w,
+                t_start=t0, n_epochs=int(self.max_iter),
+                project=bool(self.pegasos_projection),
+                radius2=2.0 * float(np.mean(cost)) / float(self.C) / lam, seed=seeds[p])
+            return w, None, int(self.max_iter), 0.0, t
+
+        results = map_threads(solve, range(n_problems), self.n_jobs)
+        W = np.vstack([r[0] for r in results])
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.coef_ = np.ascontiguousarray(W[:, :-1])
+        self.intercept_ = W[:, -1] * bias
+        self.n_iter_ = int(max(r[2] for r in results))
+        if self.solver == "dual_cd":
+            self.dual_coef_ = np.vstack([r[1] for r in results])
+            self.dual_objective_ = np.array([svm_dual_objective(r[0], r[1], cost, self.loss)
+                                             for r in results])
+            if self.n_iter_ >= self.max_iter:
+                worst = max(r[3] for r in results)
+                warnings.warn("LinearSVC: dual coordinate descent reached max_iter=%d with "
+                              "projected-gradient spread %.3g > tol=%g; increase max_iter "
+                              "or scale the data" % (self.max_iter, worst, self.tol),
+                              ConvergenceWarning)
+        else:
+            self._pegasos_steps = np.array([r[4] for r in results])
+            self.__dict__.pop("dual_coef_", None)
+            self.__dict__.pop("dual_objective_", None)
+        return self

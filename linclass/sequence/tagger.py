@@ -1,0 +1,379 @@
+"""Sequence labelling: linear-chain taggers trained by the averaged structured
+perceptron (whole epochs in Cython) or the structural SVM.
+
+A tagger scores a label sequence ``y`` for a sentence ``x`` as
+
+    F(x, y) = sum_t w_emit . phi(x_t, y_t) + sum_t w_trans[y_{t-1}, y_t]
+              + w_start[y_0] + w_stop[y_{T-1}]   (+ second-order transitions)
+
+with ``phi(x_t, y_t) = phi(x_t) (x) e_{y_t}`` built from feature templates
+(:class:`linclass.features.FeatureTemplate`), and predicts the Viterbi path.
+
+References
+----------
+Collins, M. (2002). Discriminative training methods for hidden Markov models:
+theory and experiments with perceptron algorithms.  EMNLP.
+Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large margin
+methods for structured and interdependent output variables.  JMLR 6.
+"""
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .. import _validation
+from .._core import _sequence
+from ..base import BaseEstimator
+from ..exceptions import NotFittedError
+
+__all__ = ["SequenceTagger"]
+
+_TRAINERS = ("perceptron", "ssvm")
+
+
+def _check_sentences(X, name="X"):
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+        raise ValueError("%s must be a list of sentences (each a list of tokens), got %s"
+                         % (name, type(X).__name__))
+    for i, sent in enumerate(X):
+        if isinstance(sent, (str, bytes)) or not hasattr(sent, "__len__"):
+            raise ValueError("%s[%d] must be a list of tokens, got %s"
+                             % (name, i, type(sent).__name__))
+    return X
+
+
+def _encode_label_sequences(Y, X, classes=None):
+    """Flatten Y to int32 codes into ``classes`` (sorted, or the given ones).
+
+    One dict lookup per token; types are checked on the distinct labels only.
+    """
+    _check_sentences(Y, "Y")
+    if len(Y) != len(X):
+        raise ValueError("X has %d sentences but Y has %d" % (len(X), len(Y)))
+    index = {}
+    codes = []
+    for i, (x, y) in enumerate(zip(X, Y)):
+        if len(x) != len(y):
+            raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(x), len(y)))
+        codes.extend([index.setdefault(label, len(index)) for label in y])
+    if not index and classes is None:
+        raise ValueError("Y holds no labels (all sentences are empty)")
+    for label in index:
+        if not isinstance(label, str):
+            raise ValueError("labels must be strings, found %r (%s)"
+                             % (label, type(label).__name__))
+    seen = np.array(list(index), dtype=str) if index else np.zeros(0, dtype=str)
+    # map first-seen codes to positions in the sorted (or given) classes
+    classes, remap = _validation.encode_labels(seen, classes)
+    if classes.size == 0:
+        raise ValueError("Y holds no labels (all sentences are empty)")
+    codes = np.asarray(codes, dtype=np.int32)
+    return classes, (remap[codes] if codes.size else codes).astype(np.int32)
+
+
+def _resolve_template(spec):
+    """A template string from a predefined name ("pos", "chunking", "ner")."""
+    from ..features import templates
+    named = {"pos": templates.POS_TEMPLATE, "chunking": templates.CRFSUITE_CHUNKING,
+             "ner": templates.CONLL2002_NER}
+    if isinstance(spec, str):
+        return named.get(spec, spec)
+    return spec
+
+
+class SequenceTagger(BaseEstimator):
+    """Linear-chain sequence tagger (POS tagging, chunking, NER).
+
+    Parameters
+    ----------
+    features : str or FeatureTemplate, default="pos"
+        A template string in the mini-language of
+        :mod:`linclass.features`, the name of a predefined template
+        (``"pos"``, ``"chunking"``, ``"ner"``), ``None`` for
+        python-crfsuite-style input (tokens are feature dicts or lists of
+        attribute strings), or a :class:`~linclass.features.FeatureTemplate`.
+    columns : tuple of str, optional
+        Names of the token columns the template refers to.  Default:
+        ``("w",)`` when tokens are strings, ``("w", "pos")`` for two columns,
+        else ``("c0", "c1", ...)``.
+    trainer : {"perceptron", "ssvm"}
+        Averaged structured perceptron (Collins 2002) or the structural SVM
+        (cutting plane, margin rescaling, Hamming loss).
+    max_iter : int, default=10
+        Epochs (perceptron) or cutting-plane iterations (ssvm).
+    average : bool, default=True
+        Averaged perceptron weights (lazy averaging).
+    order : {1, 2}, default=1
+        Markov order of the label transitions.
+    min_count : int, default=1
+        Drop features seen fewer times in training.
+    n_hash : int, optional
+        Hash features into this many buckets instead of keeping a vocabulary.
+    C : float, default=1.0
+        Regularisation trade-off of the structural SVM.
+    tol : float, default=1e-3
+        Stopping tolerance of the structural SVM.
+    shuffle : bool, default=True
+        Visit sentences in a new random order each epoch.
+    random_state : int, optional
+    n_jobs : int, default=1
+        Threads used to decode in ``predict`` (the kernel releases the GIL).
+    verbose : int, default=0
+        Print per-epoch statistics.
+
+    Attributes
+    ----------
+    classes_ : ndarray of str (K,)
+    features_ : FeatureTemplate (fitted)
+    emission_ : ndarray (n_features, K) float32
+    transitions_ : ndarray (K, K) float32, [previous, next]
+    transitions2_ : ndarray (K**3,) float32 (order 2 only, else empty)
+    start_, stop_ : ndarray (K,) float32
+    history_ : list of dict, per epoch: sentence/token errors and seconds
+    """
+
+    def __init__(self, features="pos", columns=None, trainer="perceptron", max_iter=10,
+                 average=True, order=1, min_count=1, n_hash=None, C=1.0, tol=1e-3,
+                 shuffle=True, random_state=None, n_jobs=1, verbose=0):
+        self.features = features
+        self.columns = columns
+        self.trainer = trainer
+        self.max_iter = max_iter
+        self.average = average
+        self.order = order
+        self.min_count = min_count
+        self.n_hash = n_hash
+        self.C = C
+        self.tol = tol
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------ helpers --
+    def _check_params(self):
+        if self.trainer not in _TRAINERS:
+            raise ValueError("trainer must be one of %s, got %r" % (_TRAINERS, self.trainer))
+        _validation.check_positive(self.max_iter, "max_iter", integer=True)
+        if self.order not in (1, 2):
+            raise ValueError("order must be 1 or 2, got %r" % (self.order,))
+        _validation.check_positive(self.C, "C")
+        _validation.check_positive(self.n_jobs, "n_jobs", integer=True)
+
+    def _make_featurizer(self, X):
+        from ..features import FeatureTemplate
+        if isinstance(self.features, FeatureTemplate):
+            from copy import deepcopy
+            return deepcopy(self.features)
+        columns = self.columns
+        first = next((tok for sent in X for tok in sent), None)
+        if self.features is not None and columns is None:
+            if first is None or isinstance(first, str):
+                columns = ("w",)
+            elif isinstance(first, dict):
+                raise ValueError("tokens are feature dicts: pass features=None "
+                                 "(python-crfsuite style input)")
+            else:
+                n_cols = len(first)
+                columns = ("w", "pos") if n_cols == 2 else \
+                    ("w",) if n_cols == 1 else tuple("c%d" % i for i in range(n_cols))
+        template = _resolve_template(self.features)
+        return FeatureTemplate(template=template, columns=columns, min_count=self.min_count,
+                               n_hash=self.n_hash)
+
+    @staticmethod
+    def _as_token_rows(X):
+        """Single-column string tokens -> 1-tuples (the template's input)."""
+        first = next((tok for sent in X for tok in sent), None)
+        if isinstance(first, str):
+            return [[(tok,) for tok in sent] for sent in X]
+        return X
+
+    def _featurize(self, X, fit):
+        X = self._as_token_rows(_check_sentences(X))
+        if fit:
+            Xf, lengths = self.features_.fit_transform(X)
+        else:
+            Xf, lengths = self.features_.transform(X)
+        Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        if offsets[-1] != Xf.shape[0]:
+            raise RuntimeError("feature extractor returned %d rows for %d tokens"
+                               % (Xf.shape[0], offsets[-1]))
+        return Xf, offsets
+
+    # --------------------------------------------------------------- fit --
+    def fit(self, X, Y):
+        """Train on sentences ``X`` (lists of tokens) with label sequences ``Y``."""
+        self._check_params()
+        _check_sentences(X)
+        self.classes_, gold = _encode_label_sequences(Y, X)
+        self.features_ = self._make_featurizer(X)
+        Xf, offsets = self._featurize(X, fit=True)
+        self.n_features_ = Xf.shape[1]
+        K = len(self.classes_)
+        self._init_weights(self.n_features_, K)
+        self.history_ = []
+        if self.trainer == "perceptron":
+            self._fit_perceptron(Xf, offsets, gold, self.max_iter)
+        else:
+            self._fit_ssvm(Xf, offsets, gold)
+        return self
+
+    def partial_fit(self, X, Y, max_iter=None):
+        """More epochs (perceptron) on new or old data, continuing the averaging.
+
+        The label set and the feature vocabulary are those of the first fit:
+        new labels raise ``ValueError``; features never seen in the first fit
+        are ignored (use ``n_hash`` for an open vocabulary).
+        """
+        if not hasattr(self, "classes_"):
+            return self.fit(X, Y) if max_iter is None else \
+                self.set_params(max_iter=max_iter).fit(X, Y)
+        self._check_params()
+        if self.trainer != "perceptron":
+            raise ValueError("partial_fit is available with trainer='perceptron' only")
+        _check_sentences(X)
+        _, gold = _encode_label_sequences(Y, X, classes=self.classes_)
+        Xf, offsets = self._featurize(X, fit=False)
+        if getattr(self, "_train_state", None) is None:
+            # loaded from disk: continue from the stored (averaged) weights
+            self._init_weights(self.n_features_, len(self.classes_),
+                               from_fitted=True)
+        self._fit_perceptron(Xf, offsets, gold, max_iter or self.max_iter)
+        return self
+
+    def _init_weights(self, F, K, from_fitted=False):
+        order2 = K ** 3 if self.order == 2 else 0
+        if from_fitted:
+            W = self.emission_.copy()
+            trans = self.transitions_.copy()
+            trans2 = self.transitions2_.copy()
+            start, stop = self.start_.copy(), self.stop_.copy()
+        else:
+            W = np.zeros((F, K), np.float32)
+            trans = np.zeros((K, K), np.float32)
+            trans2 = np.zeros(order2, np.float32)
+            start, stop = np.zeros(K, np.float32), np.zeros(K, np.float32)
+        weights = [W, trans, trans2, start, stop]
+        sums = [np.zeros(a.shape, np.float64) for a in weights]
+        self._train_state = {"weights": weights, "sums": sums, "counter": 1.0}
+
+    def _publish_weights(self):
+        state = self._train_state
+        out = []
+        for w, u in zip(state["weights"], state["sums"]):
+            if self.average:
+                avg = np.empty_like(w)
+                _sequence.averaged_weights(w.reshape(-1), u.reshape(-1), state["counter"],
+                                           avg.reshape(-1))
+                out.append(avg)
+            else:
+                out.append(w.copy())
+        self.emission_, self.transitions_, self.transitions2_, self.start_, self.stop_ = out
+
+    def _fit_perceptron(self, Xf, offsets, gold, max_iter):
+        state = self._train_state
+        W, trans, trans2, start, stop = state["weights"]
+        U = state["sums"]
+        n_sent = len(offsets) - 1
+        rng = _validation.check_random_state(self.random_state)
+        order = np.arange(n_sent, dtype=np.int32)
+        converged = False
+        for epoch in range(max_iter):
+            if self.shuffle:
+                rng.shuffle(order)
+            t0 = time.perf_counter()
+            c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
+                W, U[0], trans, U[1], trans2, U[2], start, U[3], stop, U[4],
+                Xf.indices, Xf.data, Xf.indptr, offsets, gold, order,
+                order=self.order, counter=state["counter"])
+            state["counter"] = c
+            stats = {"epoch": len(self.history_) + 1, "sentence_errors": int(n_sent_err),
+                     "token_errors": int(n_tok_err),
+                     "token_error_rate": n_tok_err / max(1, Xf.shape[0]),
+                     "seconds": time.perf_counter() - t0}
+            self.history_.append(stats)
+            if self.verbose:
+                print("epoch %(epoch)3d  sentence errors %(sentence_errors)6d  token errors "
+                      "%(token_errors)7d (%(token_error_rate).4f)  %(seconds).2fs" % stats)
+            if n_sent_err == 0:
+                converged = True
+                break
+        self.n_iter_ = len(self.history_)
+        self._publish_weights()
+        return converged
+
+    def _fit_ssvm(self, Xf, offsets, gold):
+        from ..structured import StructuredSVM
+        from .structure import SentenceBatch, SequenceStructure
+        structure = SequenceStructure(self.n_features_, len(self.classes_), order=self.order)
+        sentences = SentenceBatch.from_matrix(Xf, offsets)     # batched fast path
+        Ys = sentences.split(gold)
+        svm = StructuredSVM(structure, C=self.C, tol=self.tol, max_iter=self.max_iter,
+                            verbose=self.verbose)
+        svm.fit(sentences, Ys)
+        parts = structure.unpack(svm.coef_)
+        self.emission_, self.transitions_, self.transitions2_, self.start_, self.stop_ = (
+            p.astype(np.float32) for p in parts)
+        self.history_ = list(getattr(svm, "history_", []))
+        self.objective_ = getattr(svm, "objective_", None)
+        self.n_iter_ = len(self.history_)
+        self._train_state = None
+
+    # ----------------------------------------------------------- predict --
+    def _check_fitted(self):
+        if not hasattr(self, "emission_"):
+            raise NotFittedError("this SequenceTagger is not fitted yet; call fit() first")
+
+    def _decode_codes(self, Xf, offsets):
+        n_sent = len(offsets) - 1
+        out = np.zeros(Xf.shape[0], dtype=np.int32)
+        scores = np.zeros(n_sent)
+        args = (self.emission_, self.transitions_, self.transitions2_, self.start_,
+                self.stop_, Xf.indices, Xf.data, Xf.indptr, offsets, out, scores)
+        n_jobs = min(int(self.n_jobs), max(1, n_sent // 64))
+        if n_jobs <= 1:
+            _sequence.viterbi_batch(*args, order=self.order)
+        else:
+            bounds = np.linspace(0, n_sent, n_jobs + 1).astype(int)
+            with ThreadPoolExecutor(n_jobs) as pool:
+                list(pool.map(lambda ab: _sequence.viterbi_batch(
+                    *args, order=self.order, first=int(ab[0]), last=int(ab[1])),
+                    zip(bounds[:-1], bounds[1:])))
+        return out, scores
+
+    def predict(self, X):
+        """Viterbi label sequence of each sentence (a list of lists of str)."""
+        self._check_fitted()
+        Xf, offsets = self._featurize(X, fit=False)
+        out, _ = self._decode_codes(Xf, offsets)
+        labels = self.classes_[out]
+        return [labels[offsets[s]:offsets[s + 1]].tolist() for s in range(len(offsets) - 1)]
+
+    def decision_function(self, X):
+        """Score ``F(x, y*)`` of the best label sequence of each sentence."""
+        self._check_fitted()
+        Xf, offsets = self._featurize(X, fit=False)
+        return self._decode_codes(Xf, offsets)[1]
+
+    def score(self, X, Y):
+        """Token accuracy of ``predict(X)`` against ``Y``."""
+        pred = self.predict(X)
+        _check_sentences(Y, "Y")
+        if len(Y) != len(pred):
+            raise ValueError("X has %d sentences but Y has %d" % (len(pred), len(Y)))
+        n = correct = 0
+        for i, (p, y) in enumerate(zip(pred, Y)):
+            if len(p) != len(y):
+                raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(p), len(y)))
+            n += len(y)
+            correct += sum(a == b for a, b in zip(p, y))
+        return correct / n if n else 1.0
+
+    # -------------------------------------------------------- persistence --
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_train_state", None)   # large; partial_fit restarts averaging
+        return state

@@ -1,0 +1,463 @@
+"""Tests of linclass.features: template parsing and FeatureTemplate.
+
+The reference is a slow pure-Python extractor that builds each token's
+feature strings the way CRFsuite's ``crfutils.apply_templates`` does; the
+Cython path must produce the same feature set per token (compared through
+``get_feature_names_out``), in first-occurrence id order.
+"""
+import gzip
+import os
+import pathlib
+import pickle
+import random
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linclass
+from linclass.exceptions import NotFittedError
+from linclass.features import (CONLL2002_NER, CRFSUITE_CHUNKING, POS_TEMPLATE, FeatureTemplate,
+                                parse_template)
+
+
+# -- data ------------------------------------------------------------------------
+def _data_home():
+    env = os.environ.get("LINCLASS_DATA")
+    if env:
+        return pathlib.Path(env)
+    return pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def _read_columns(path, n_sentences=None):
+    sentences, current = [], []
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            fields = line.split()
+            if not fields:
+                if current:
+                    sentences.append(current)
+                    current = []
+                    if n_sentences and len(sentences) == n_sentences:
+                        break
+            else:
+                current.append(tuple(fields[:-1]))
+    if current:
+        sentences.append(current)
+    return sentences
+
+
+@pytest.fixture(scope="module")
+def conll2000():
+    path = _data_home() / "conll2000_chunking" / "train.txt.gz"
+    if not path.exists():
+        pytest.skip("CoNLL-2000 data not found at %s (set LINCLASS_DATA)" % path)
+    return _read_columns(path, n_sentences=400)
+
+
+WORDS = ["the", "The", "cat", "sat", "on", "mat", "U.S.", "1999", "3-4", "New", "York",
+         "naïve", "ÉTÉ", "well-known", "A", "x", ",", ".", "Mr.", "CO2"]
+TAGS = ["DT", "NN", "VBD", "IN", "NNP", "CD", ",", "."]
+
+
+def _random_sentences(n, seed, max_len=9):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        length = rng.choice([0, 1, 2] + list(range(3, max_len)))
+        out.append([(rng.choice(WORDS), rng.choice(TAGS)) for _ in range(length)])
+    return out
+
+
+# -- slow reference ----------------------------------------------------------------
+def _ref_shape(s):
+    out = []
+    for c in s:
+        if c.isupper():
+            out.append("X")
+        elif c.islower():
+            out.append("x")
+        elif c.isdigit():
+            out.append("d")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _ref_shortshape(s):
+    shape = _ref_shape(s)
+    return "".join(c for i, c in enumerate(shape) if i == 0 or shape[i - 1] != c)
+
+
+def _ref_transform(name, s):
+    if name.startswith("prefix"):
+        return s[:int(name[6:])]
+    if name.startswith("suffix"):
+        n = int(name[6:])
+        return s[-n:]
+    return {
+        "lower": lambda: s.lower(), "upper": lambda: s.upper(),
+        "shape": lambda: _ref_shape(s), "shortshape": lambda: _ref_shortshape(s),
+        "len": lambda: str(len(s)), "isdigit": lambda: str(s.isdigit()),
+        "isalpha": lambda: str(s.isalpha()), "istitle": lambda: str(s.istitle()),
+        "isupper": lambda: str(s.isupper()), "islower": lambda: str(s.islower()),
+        "hasdigit": lambda: str(bool(set(s) & set("0123456789"))),
+        "hashyphen": lambda: str(s.find("-") >= 0),
+    }[name]()
+
+
+def reference_features(sentences, template, columns, boundary="drop"):
+    """Per token, the list of feature strings (crfutils.apply_templates + BOS/EOS)."""
+    items = parse_template(template, columns)
+    out = []
+    for sentence in sentences:
+        n = len(sentence)
+        for t in range(n):
+            feats = []
+            for item in items:
+                if item.kind == 1:
+                    if t == 0:
+                        feats.append("__BOS__")
+                    continue
+                if item.kind == 2:
+                    if t == n - 1:
+                        feats.append("__EOS__")
+                    continue
+                if not item.atoms:
+                    feats.append("bias")
+                    continue
+                values = []
+                for atom in item.atoms:
+                    p = t + atom.offset
+                    if not 0 <= p < n:
+                        if boundary == "drop":
+                            values = None
+                            break
+                        values.append("__BOS__" if p < 0 else "__EOS__")
+                        continue
+                    token = sentence[p]
+                    v = token if isinstance(token, str) else token[columns.index(atom.column)]
+                    for tr in atom.transforms:
+                        v = _ref_transform(tr, v)
+                    values.append(v)
+                if values is not None:
+                    feats.append("%s=%s" % (item.name, "|".join(values)))
+            out.append(feats)
+    return out
+
+
+def row_names(X, names):
+    return [set(names[X.indices[X.indptr[i]:X.indptr[i + 1]]]) for i in range(X.shape[0])]
+
+
+def first_occurrence(feature_lists):
+    seen = {}
+    for feats in feature_lists:
+        for f in feats:
+            seen.setdefault(f, len(seen))
+    return list(seen)
+
+
+def check_canonical(X, n_rows, n_features):
+    assert sp.isspmatrix_csr(X)
+    assert X.shape == (n_rows, n_features)
+    assert X.dtype == np.float64 and X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+    for i in range(n_rows):
+        row = X.indices[X.indptr[i]:X.indptr[i + 1]]
+        assert np.all(np.diff(row) > 0), "row %d not strictly sorted" % i
+
+
+# -- parsing ---------------------------------------------------------------------
+def test_parse_template_names_and_nesting():
+    items = parse_template("""
+        w[0] w[+1]  # comment w[9]
+        suffix3(lower(w[-1]))|pos[0] bias __BOS__ __EOS__
+    """, columns=("w", "pos"))
+    assert [it.name for it in items] == ["w[0]", "w[1]", "suffix3(lower(w[-1]))|pos[0]",
+                                         "bias", "__BOS__", "__EOS__"]
+    atom = items[2].atoms[0]
+    assert (atom.column, atom.offset, atom.transforms) == ("w", -1, ("lower", "suffix3"))
+    assert len(parse_template(CRFSUITE_CHUNKING)) == 21
+    assert [it.name for it in parse_template(["w[0]", "pos[-1]|pos[0]"])] == \
+        ["w[0]", "pos[-1]|pos[0]"]
+
+
+@pytest.mark.parametrize("template, message", [
+    ("w[0] pos[-1", r"'pos\[-1'.*line 1, column 6.*expected '\]'"),
+    ("w[0]\n  w[x]", r"'w\[x\]'.*line 2, column 3.*integer offset"),
+    ("foo(w[0])", r"unknown transform 'foo'"),
+    ("prefix0(w[0])", r"unknown transform 'prefix0'"),
+    ("w[0]|", r"expected a column name"),
+    ("w[0] w[0]", r"repeats"),
+    ("lem[0]", r"unknown column 'lem'"),
+    ("", r"no items"),
+    ("lower(w[0]", r"expected '\)'"),
+])
+def test_parse_template_errors(template, message):
+    with pytest.raises(ValueError, match=message):
+        parse_template(template, columns=("w", "pos"))
+
+
+def test_transforms_match_reference():
+    ft = FeatureTemplate("shape(w[0]) shortshape(w[0]) len(w[0]) hasdigit(w[0]) "
+                         "hashyphen(w[0]) prefix2(w[0]) suffix9(w[0]) upper(w[0])",
+                         columns=("w",))
+    ft.fit([["Mr.3", "well-known", "ÉTÉ", "x"]])
+    names = set(ft.get_feature_names_out())
+    assert {"shape(w[0])=Xx.d", "shortshape(w[0])=Xx.d", "shape(w[0])=xxxx-xxxxx",
+            "shortshape(w[0])=x-x", "shape(w[0])=XXX", "shortshape(w[0])=X", "len(w[0])=4",
+            "hasdigit(w[0])=True", "hasdigit(w[0])=False", "hashyphen(w[0])=True",
+            "prefix2(w[0])=Mr", "suffix9(w[0])=ell-known", "suffix9(w[0])=x",
+            "upper(w[0])=MR.3"} <= names
+
+
+# -- equality with the reference ------------------------------------------------
+@pytest.mark.parametrize("template, columns, boundary", [
+    (CRFSUITE_CHUNKING, ("w", "pos"), "drop"),
+    (CRFSUITE_CHUNKING, ("w", "pos"), "pad"),
+    (CONLL2002_NER, ("w", "pos"), "drop"),
+    ("bias w[-3]|pos[3] len(w[0])|isupper(w[1])|pos[-1]", ("w", "pos"), "pad"),
+])
+def test_matches_reference_on_random_sentences(template, columns, boundary):
+    sentences = _random_sentences(60, seed=len(template) + len(boundary))
+    ft = FeatureTemplate(template, columns, boundary=boundary)
+    X, lengths = ft.fit_transform(sentences)
+    ref = reference_features(sentences, template, list(columns), boundary)
+    assert list(lengths) == [len(s) for s in sentences] and lengths.dtype == np.int64
+    check_canonical(X, len(ref), ft.n_features_)
+    names = ft.get_feature_names_out()
+    assert list(names) == first_occurrence(ref)           # ids in first-occurrence order
+    assert row_names(X, names) == [set(f) for f in ref]
+    assert np.all(X.data == 1.0)
+    assert ft.feature_counts_.sum() == sum(map(len, ref))
+
+
+def test_pos_template_single_column_plain_string_tokens():
+    sentences = [[w for w, _ in s] for s in _random_sentences(40, seed=3)]
+    ft = FeatureTemplate(POS_TEMPLATE, columns=("w",))
+    X, lengths = ft.fit_transform(sentences)
+    ref = reference_features(sentences, POS_TEMPLATE, ["w"])
+    names = ft.get_feature_names_out()
+    assert list(names) == first_occurrence(ref)
+    assert row_names(X, names) == [set(f) for f in ref]
+
+
+def test_matches_reference_on_conll2000(conll2000):
+    ft = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"))
+    X, lengths = ft.fit_transform(conll2000)
+    ref = reference_features(conll2000, CRFSUITE_CHUNKING, ["w", "pos"])
+    names = ft.get_feature_names_out()
+    assert list(names) == first_occurrence(ref)
+    assert row_names(X, names) == [set(f) for f in ref]
+    # a middle token has the 19 template features; the first one loses the 9
+    # reaching offset -1 or -2 and gains __BOS__
+    assert X.getnnz(axis=1)[2] == 19 and X.getnnz(axis=1)[0] == 11
+
+
+def test_bos_eos_behaviour():
+    sentences = [["a", "b", "c"], ["z"]]
+    ft = FeatureTemplate("w[-1] w[1] __BOS__ __EOS__", columns=("w",))
+    X, _ = ft.fit_transform(sentences)
+    rows = row_names(X, ft.get_feature_names_out())
+    assert rows == [{"w[1]=b", "__BOS__"}, {"w[-1]=a", "w[1]=c"}, {"w[-1]=b", "__EOS__"},
+                    {"__BOS__", "__EOS__"}]
+    ft.set_params(boundary="pad")
+    X, _ = ft.fit_transform(sentences)
+    rows = row_names(X, ft.get_feature_names_out())
+    assert rows[0] == {"w[-1]=__BOS__", "w[1]=b", "__BOS__"}
+    assert rows[3] == {"w[-1]=__BOS__", "w[1]=__EOS__", "__BOS__", "__EOS__"}
+
+
+def test_empty_sentences_give_zero_rows():
+    ft = FeatureTemplate("w[0] w[-1]|w[0]", columns=("w",))
+    X, lengths = ft.fit_transform([[], ["a", "b"], []])
+    assert X.shape == (2, 3) and list(lengths) == [0, 2, 0]
+    X, lengths = ft.transform([[], []])
+    assert X.shape == (0, 3) and list(lengths) == [0, 0]
+    X, lengths = ft.transform([])
+    assert X.shape == (0, 3) and len(lengths) == 0
+
+
+def test_transform_drops_unseen_features():
+    train = _random_sentences(30, seed=11)
+    test = _random_sentences(30, seed=12) + [[("zebra", "NN"), ("cat", "QQ")]]
+    ft = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"))
+    ft.fit(train)
+    vocab = set(ft.get_feature_names_out())
+    X, lengths = ft.transform(test)
+    ref = reference_features(test, CRFSUITE_CHUNKING, ["w", "pos"])
+    check_canonical(X, len(ref), ft.n_features_)
+    assert row_names(X, ft.get_feature_names_out()) == [set(f) & vocab for f in ref]
+    last = row_names(X, ft.get_feature_names_out())[-1]
+    assert {"w[0]=cat", "pos[-1]=NN", "__EOS__"} <= last
+    assert not any("zebra" in f or "QQ" in f for f in last)
+    # derived values of an unseen word still match: suffix of an unseen word
+    ft2 = FeatureTemplate("suffix2(w[0])", columns=("w",)).fit([["cat"]])
+    X2, _ = ft2.transform([["hat", "dog"]])
+    assert X2.toarray().tolist() == [[1.0], [0.0]]
+
+
+def test_min_count_prunes_and_renumbers():
+    sentences = _random_sentences(80, seed=5)
+    full = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"))
+    X_full, _ = full.fit_transform(sentences)
+    pruned = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), min_count=3)
+    X, _ = pruned.fit_transform(sentences)
+    keep = np.flatnonzero(full.feature_counts_ >= 3)
+    assert 0 < len(keep) < full.n_features_
+    assert pruned.n_features_ == len(keep)
+    assert list(pruned.get_feature_names_out()) == list(full.get_feature_names_out()[keep])
+    assert np.array_equal(pruned.feature_counts_, full.feature_counts_[keep])
+    assert (X != X_full[:, keep]).nnz == 0
+    check_canonical(X, X_full.shape[0], len(keep))
+    X_t, _ = pruned.transform(sentences)                # pruned features are dropped
+    assert (X_t != X).nnz == 0
+
+
+def test_hashing_mode():
+    sentences = _random_sentences(50, seed=8)
+    vocab = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos")).fit(sentences)
+    X_vocab, _ = vocab.transform(sentences)
+    ft = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_hash=2 ** 24)
+    X, lengths = ft.fit_transform(sentences)
+    check_canonical(X, X_vocab.shape[0], 2 ** 24)
+    assert ft.n_features_ == 2 ** 24
+    # no collision at this size: same number of features per token
+    assert np.array_equal(X.getnnz(axis=1), X_vocab.getnnz(axis=1))
+    # stateless: another fit gives the same matrix for the same sentences
+    other = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_hash=2 ** 24)
+    other.fit(_random_sentences(5, seed=99))
+    assert (other.transform(sentences)[0] != X).nnz == 0
+    # equal feature names <-> equal buckets (one feature per token)
+    one = FeatureTemplate("w[0]", ("w", "pos"), n_hash=2 ** 20)
+    Xw, _ = one.fit_transform(sentences)
+    words = [w for s in sentences for w, _ in s]
+    bucket = dict(zip(words, Xw.indices))
+    assert all(bucket[w] == b for w, b in zip(words, Xw.indices))
+    assert len(set(bucket.values())) == len(bucket)
+    # tiny table: collisions are summed, the row sums count the features
+    small = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_hash=7)
+    Xs, _ = small.fit_transform(sentences)
+    check_canonical(Xs, X_vocab.shape[0], 7)
+    assert np.array_equal(np.asarray(Xs.sum(axis=1)).ravel(), X_vocab.getnnz(axis=1))
+    with pytest.raises(ValueError, match="hashing mode"):
+        small.get_feature_names_out()
+
+
+# -- python-crfsuite input ----------------------------------------------------------
+def _crfsuite_sentences():
+    return [
+        [{"bias": 1.0, "word.lower()": "the", "postag": "DT", "word.istitle()": True,
+          "word.isupper()": False, "+1": {"word.lower()": "cat", "len": 3}},
+         {"bias": 1.0, "word.lower()": "cat", "postag": "NN", "tags": ["a", "b"],
+          "count": 2, "word.istitle()": False}],
+        [],
+        [["w=the", "pos=DT", "w=the"], ("w=dog",)],
+    ]
+
+
+def test_attribute_mode_matches_pycrfsuite():
+    pycrfsuite = pytest.importorskip("pycrfsuite")
+    sentences = _crfsuite_sentences()
+    ft = FeatureTemplate(template=None)
+    X, lengths = ft.fit_transform(sentences)
+    assert list(lengths) == [2, 0, 2]
+    names = ft.get_feature_names_out()
+    rows = []
+    for s in sentences:
+        for item in pycrfsuite.ItemSequence(s).items():
+            rows.append({k: v for k, v in item.items() if v != 0.0})
+    check_canonical(X, 4, ft.n_features_)
+    got = [{names[j]: X.data[p] for p, j in enumerate(X.indices) if X.indptr[i] <= p <
+            X.indptr[i + 1]} for i in range(4)]
+    assert got == rows
+    assert list(names) == first_occurrence(rows)
+    X2, _ = ft.transform([[{"postag": "DT", "unseen": "x", "count": 0.5}]])
+    assert X2.shape == (1, ft.n_features_)
+    assert {names[j]: v for j, v in zip(X2.indices, X2.data)} == {"postag:DT": 1.0,
+                                                                  "count": 0.5}
+
+
+def test_attribute_mode_min_count_and_hashing():
+    sentences = _crfsuite_sentences()
+    ft = FeatureTemplate(template=None, min_count=2)
+    X, _ = ft.fit_transform(sentences)
+    # only "bias" occurs twice ("w=the" repeats inside one token: counted once,
+    # like python-crfsuite; weight-0 attributes are left out)
+    assert list(ft.get_feature_names_out()) == ["bias"]
+    assert list(ft.feature_counts_) == [2] and X.toarray().ravel().tolist() == [1, 1, 0, 0]
+    hashed = FeatureTemplate(template=None, n_hash=2 ** 20)
+    Xh, _ = hashed.fit_transform(sentences)
+    full = FeatureTemplate(template=None)
+    Xf, _ = full.fit_transform(sentences)
+    assert np.array_equal(Xh.getnnz(axis=1), Xf.getnnz(axis=1))
+    assert np.allclose(np.sort(Xh.data), np.sort(Xf.data))
+
+
+# -- persistence ---------------------------------------------------------------------
+@pytest.mark.parametrize("params", [
+    dict(template=CRFSUITE_CHUNKING, columns=("w", "pos")),
+    dict(template=CRFSUITE_CHUNKING, columns=("w", "pos"), min_count=2, boundary="pad"),
+    dict(template=CRFSUITE_CHUNKING, columns=("w", "pos"), n_hash=1000),
+    dict(template=None),
+])
+def test_save_load_and_pickle_round_trip(tmp_path, params):
+    if params["template"] is None:
+        train, test = _crfsuite_sentences(), _crfsuite_sentences()[::-1]
+    else:
+        train, test = _random_sentences(40, seed=1), _random_sentences(20, seed=2)
+    ft = FeatureTemplate(**params)
+    ft.fit(train)
+    X, lengths = ft.transform(test)
+    for loaded in (linclass.load(ft.save(tmp_path / "ft.npz")),
+                   pickle.loads(pickle.dumps(ft))):
+        assert type(loaded) is FeatureTemplate and loaded.get_params() == ft.get_params()
+        assert loaded.n_features_ == ft.n_features_
+        X2, lengths2 = loaded.transform(test)
+        assert (X2 != X).nnz == 0 and np.array_equal(lengths, lengths2)
+        if ft.n_hash is None:
+            assert list(loaded.get_feature_names_out()) == list(ft.get_feature_names_out())
+
+
+# -- bad input -----------------------------------------------------------------------
+def test_bad_input_errors():
+    ft = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"))
+    with pytest.raises(NotFittedError):
+        ft.transform([[("a", "DT")]])
+    with pytest.raises(ValueError, match=r"sentence 1, token 2 has 3 columns, expected 2"):
+        ft.fit([[("a", "DT")], [("b", "NN"), ("c", "NN"), ("d", "NN", "B-NP")]])
+    with pytest.raises(ValueError, match=r"sentence 0, token 1: column 'pos' must be a string"):
+        ft.fit([[("a", "DT"), ("b", 3)]])
+    with pytest.raises(ValueError, match=r"sentence 0, token 0 is a feature dict"):
+        ft.fit([[{"w": "a"}]])
+    with pytest.raises(ValueError, match=r"sentence 0, token 0 must be a tuple"):
+        ft.fit([["ab"]])
+    with pytest.raises(ValueError, match="at least one sentence"):
+        ft.fit([])
+    with pytest.raises(ValueError, match="sentence 1 must be a list of tokens"):
+        ft.fit([[("a", "DT")], "abc"])
+    with pytest.raises(ValueError, match="list of sentences"):
+        ft.fit("a sentence")
+    with pytest.raises(ValueError, match="unknown column 'pos'"):
+        FeatureTemplate(CRFSUITE_CHUNKING, ("w",)).fit([["a"]])
+    with pytest.raises(ValueError, match="boundary"):
+        FeatureTemplate(boundary="none").fit([[("a", "DT")]])
+    with pytest.raises(ValueError, match="cannot be combined with n_hash"):
+        FeatureTemplate(n_hash=16, min_count=2).fit([[("a", "DT")]])
+    with pytest.raises(ValueError, match="min_count"):
+        FeatureTemplate(min_count=0).fit([[("a", "DT")]])
+    with pytest.raises(ValueError, match=r"sentence 0, token 0: feature 'x' has the non-finite"):
+        FeatureTemplate(template=None).fit([[{"x": float("nan")}]])
+    with pytest.raises(ValueError, match=r"sentence 0, token 1 must be a dict"):
+        FeatureTemplate(template=None).fit([[{"x": 1}, 5]])
+    # the same transformer still works after errors
+    X, _ = ft.fit_transform([[("a", "DT")]])
+    assert X.shape[0] == 1
+
+
+def test_get_params_and_clone():
+    sklearn_base = pytest.importorskip("sklearn.base")
+    ft = FeatureTemplate(POS_TEMPLATE, ("w",), min_count=2)
+    clone = sklearn_base.clone(ft)
+    assert clone.get_params() == ft.get_params()
+    assert "min_count=2" in repr(ft)

@@ -1,0 +1,185 @@
+"""Logistic regression: kernels vs numpy and finite differences, solvers vs
+scikit-learn / liblinear, priors, weights, bad input."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import logsumexp
+
+from linclass.exceptions import ConvergenceWarning
+from linclass.linear.logistic import LogisticRegression, _Objective
+
+
+def _problem(n_classes, seed=0, n_samples=150, n_features=12, density=0.4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, n_features)) * (rng.random((n_samples, n_features)) < density)
+    w = rng.normal(size=(n_features, n_classes))
+    y = np.argmax(X @ w + rng.gumbel(size=(n_samples, n_classes)), axis=1)
+    return X, y, rng.random(n_samples) + 0.5
+
+
+def _numpy_objective(theta, X, y, sw, n_classes, inv_var):
+    """The objective written directly with numpy (the reference)."""
+    n_features = X.shape[1]
+    if n_classes == 2:
+        z = X @ theta[:n_features] + theta[n_features]
+        s = np.where(y == 1, 1.0, -1.0)
+        loss = np.sum(sw * np.logaddexp(0, -s * z))
+    else:
+        W = theta.reshape(n_features + 1, n_classes)
+        Z = X @ W[:n_features] + W[n_features]
+        loss = np.sum(sw * (logsumexp(Z, axis=1) - Z[np.arange(len(y)), y]))
+    return loss + 0.5 * theta @ (inv_var * theta)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_loss_and_gradient_match_numpy_and_finite_differences(n_classes, sparse):
+    X, y, sw = _problem(n_classes)
+    n_params = (X.shape[1] + 1) * (1 if n_classes == 2 else n_classes)
+    rng = np.random.default_rng(1)
+    inv_var = rng.random(n_params)
+    theta = rng.normal(size=n_params) * 0.3
+    obj = _Objective(sp.csr_matrix(X) if sparse else X, y, sw, n_classes, True, inv_var, 1.0)
+    f, g = obj.l2(theta)
+    assert np.isclose(f, _numpy_objective(theta, X, y, sw, n_classes, inv_var), rtol=1e-12)
+    eps = 1e-6
+    numeric = np.array([(obj.l2(theta + eps * e)[0] - obj.l2(theta - eps * e)[0]) / (2 * eps)
+                        for e in np.eye(n_params)])
+    np.testing.assert_allclose(g, numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_hessian_vector_product_matches_finite_differences_of_the_gradient():
+    X, y, sw = _problem(2)
+    obj = _Objective(sp.csr_matrix(X), y, sw, 2, True, np.full(X.shape[1] + 1, 0.5), 1.0)
+    rng = np.random.default_rng(2)
+    theta, v = rng.normal(size=(2, X.shape[1] + 1))
+    obj.l2(theta)
+    hv = obj.hess_vec(v)
+    eps = 1e-6
+    numeric = (obj.l2(theta + eps * v)[1] - obj.l2(theta - eps * v)[1]) / (2 * eps)
+    np.testing.assert_allclose(hv, numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_same_optimum_as_scikit_learn_lbfgs(n_classes):
+    sklm = pytest.importorskip("sklearn.linear_model")
+    X, y, sw = _problem(n_classes, seed=4)
+    ours = LogisticRegression(C=0.7, tol=1e-10, max_iter=5000).fit(X, y, sample_weight=sw)
+    theirs = sklm.LogisticRegression(C=0.7, tol=1e-10, max_iter=5000).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-6)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-6)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-7)
+    np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X), atol=1e-5)
+
+
+def test_tron_and_lbfgs_reach_the_liblinear_optimum():
+    liblinear = pytest.importorskip("liblinear.liblinearutil")
+    X, y, _ = _problem(2, seed=5, n_samples=300)
+    Xs = sp.csr_matrix(X)
+    # LIBLINEAR -s 0 with -B 1 penalises the bias: penalize_intercept=True
+    tron = LogisticRegression(C=2.0, solver="tron", penalize_intercept=True, tol=1e-8).fit(Xs, y)
+    lbfgs = LogisticRegression(C=2.0, penalize_intercept=True, tol=1e-10).fit(Xs, y)
+    model = liblinear.train(np.where(y == 1, 1.0, -1.0), Xs, "-s 0 -c 2 -e 1e-8 -B 1 -q")
+    w = np.array(model.get_decfun()[0])
+    b = model.get_decfun()[1]
+    if model.get_labels()[0] != 1:
+        w, b = -w, -b
+    for ours in (tron, lbfgs):
+        np.testing.assert_allclose(ours.coef_[0], w, atol=1e-5)
+        assert np.isclose(ours.intercept_[0], b, atol=1e-5)
+    assert np.isclose(tron.objective_, lbfgs.objective_, rtol=1e-9)
+
+
+def test_per_feature_prior_variance_equals_rescaled_features():
+    # N(0, diag(c)) prior on w  <=>  N(0, I) prior on v = w / sqrt(c) with features x*sqrt(c)
+    X, y, _ = _problem(3, seed=6)
+    c = np.linspace(0.2, 3.0, X.shape[1])
+    a = LogisticRegression(C=c, tol=1e-10).fit(X, y)
+    b = LogisticRegression(C=1.0, tol=1e-10).fit(X * np.sqrt(c), y)
+    np.testing.assert_allclose(a.coef_, b.coef_ * np.sqrt(c), atol=1e-6)
+    assert np.isclose(a.objective_, b.objective_, rtol=1e-9)
+
+
+def test_l1_gives_sparse_weights_and_satisfies_optimality():
+    X, y, _ = _problem(2, seed=7, n_features=30)
+    C = 0.5
+    model = LogisticRegression(penalty="l1", C=C, tol=1e-10, max_iter=5000).fit(X, y)
+    assert 0 < np.sum(model.coef_ == 0) < X.shape[1]
+    # KKT: |grad_j| <= 1/C where w_j == 0, grad_j = -sign(w_j)/C elsewhere
+    obj = _Objective(X, y, np.ones(len(y)), 2, True, np.zeros(X.shape[1] + 1), 1.0)
+    _, g = obj.loss_grad(np.append(model.coef_[0], model.intercept_))
+    w = model.coef_[0]
+    assert np.all(np.abs(g[:-1][w == 0]) <= 1 / C + 1e-5)
+    np.testing.assert_allclose(g[:-1][w != 0], -np.sign(w[w != 0]) / C, atol=1e-4)
+    assert abs(g[-1]) < 1e-5
+
+
+def test_unpenalised_intercept_and_warm_start():
+    X, y, _ = _problem(2, seed=8)
+    model = LogisticRegression(C=1e-4).fit(X + 0.0, y)
+    # with a tiny prior variance the weights vanish but the intercept fits the base rate
+    assert np.abs(model.coef_).max() < 1e-2
+    assert np.isclose(model.intercept_[0], np.log(y.mean() / (1 - y.mean())), atol=1e-2)
+    cold = LogisticRegression(C=1.0, tol=1e-8).fit(X, y)
+    warm = LogisticRegression(C=1.0, tol=1e-8, warm_start=True)
+    warm.coef_, warm.intercept_ = cold.coef_.copy(), cold.intercept_.copy()
+    warm.fit(X, y)
+    assert warm.n_iter_[0] <= 2
+    np.testing.assert_allclose(warm.coef_, cold.coef_, atol=1e-6)
+
+
+def test_class_weight_equals_sample_weight():
+    X, y, _ = _problem(3, seed=9)
+    cw = {0: 2.0, 1: 0.5, 2: 1.0}
+    a = LogisticRegression(class_weight=cw, tol=1e-10).fit(X, y)
+    b = LogisticRegression(tol=1e-10).fit(X, y, sample_weight=np.array([cw[v] for v in y]))
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-7)
+    balanced = LogisticRegression(class_weight="balanced").fit(X, y)
+    assert balanced.coef_.shape == (3, X.shape[1])
+
+
+def test_predict_proba_is_safe_for_huge_scores():
+    X, y, _ = _problem(3, seed=10)
+    model = LogisticRegression().fit(X, y)
+    proba = model.predict_proba(X * 1e6)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(1), 1)
+    assert np.all(np.isfinite(model.predict_log_proba(X * 1e6)))
+    binary = LogisticRegression().fit(*_problem(2)[:2])
+    assert np.all(np.isfinite(binary.predict_log_proba(np.full((2, 12), 1e8))))
+
+
+def test_convergence_warning_at_max_iter():
+    X, y, _ = _problem(3, seed=11)
+    with pytest.warns(ConvergenceWarning):
+        LogisticRegression(max_iter=2, tol=1e-12).fit(X, y)
+    with pytest.warns(ConvergenceWarning):
+        LogisticRegression(solver="tron", max_iter=1, tol=1e-12).fit(*_problem(2)[:2])
+
+
+def test_bad_input():
+    X, y, _ = _problem(3)
+    with pytest.raises(ValueError, match="one class"):
+        LogisticRegression().fit(X, np.zeros(len(y)))
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LogisticRegression().fit(bad, y)
+    with pytest.raises(ValueError, match="tron"):
+        LogisticRegression(solver="tron").fit(X, y)
+    with pytest.raises(ValueError, match="C"):
+        LogisticRegression(C=np.ones(3)).fit(X, y)
+    with pytest.raises(ValueError, match="continuous"):
+        LogisticRegression().fit(X, np.linspace(0, 1, len(y)))
+    model = LogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match="not seen in training"):
+        model.score(X[:3], [0, 1, 7])
+
+
+def test_save_and_load(tmp_path):
+    import linclass
+    X, y, _ = _problem(3)
+    model = LogisticRegression().fit(sp.csr_matrix(X), y)
+    model.save(tmp_path / "lr.npz")
+    np.testing.assert_allclose(linclass.load(tmp_path / "lr.npz").predict_proba(X),
+                               model.predict_proba(X))

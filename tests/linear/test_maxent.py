@@ -1,0 +1,172 @@
+"""MaxEnt: expectation kernels vs numpy, GIS / IIS / L-BFGS reach the same optimum,
+equivalence with multinomial logistic regression, input kinds, bad input."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from linclass._core import _maxent
+from linclass.exceptions import ConvergenceWarning
+from linclass.linear.logistic import LogisticRegression
+from linclass.linear.maxent import MaxEnt
+
+
+def _indicator_problem(seed=0, n_samples=200, n_features=6):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n_samples, n_features)) < 0.4).astype(float)
+    y = (X[:, 0] + X[:, 1] + rng.random(n_samples) > 1.2).astype(int)
+    return X, y
+
+
+def test_expectation_kernels_match_numpy():
+    rng = np.random.default_rng(1)
+    n, K, d = 30, 3, 7
+    F = sp.random(n * K, d, density=0.4, random_state=2, format="csr")
+    y = rng.integers(0, K, n).astype(np.int32)
+    sw = rng.random(n)
+    lam = rng.normal(size=d)
+    problem = dict(data=F.data, indices=F.indices, indptr=F.indptr, n_samples=n,
+                   n_classes=K, n_features=d, y=y, sample_weight=sw)
+    dense = F.toarray().reshape(n, K, d)
+    scores = dense @ lam
+    P = np.exp(scores - np.log(np.exp(scores).sum(1, keepdims=True)))
+    empirical = (sw[:, None] * dense[np.arange(n), y]).sum(0)
+    model = np.einsum("i,ik,ikd->d", sw, P, dense)
+    loglik = np.sum(sw * np.log(P[np.arange(n), y]))
+    np.testing.assert_allclose(_maxent.empirical_expectation(**problem), empirical)
+    ll, expectation = _maxent.model_expectation(weights=lam, **problem)
+    np.testing.assert_allclose(expectation, model)
+    assert np.isclose(ll, loglik)
+    # the IIS table: grouped by each row's feature total
+    totals = dense.sum(2).ravel()
+    values, index = np.unique(totals, return_inverse=True)
+    ll2, table = _maxent.model_expectation(weights=lam, nf_index=index.astype(np.int32),
+                                           n_nf=len(values), **problem)
+    assert np.isclose(ll2, loglik)
+    np.testing.assert_allclose(table.sum(1), model)
+    m = 1
+    mask = (totals.reshape(n, K) == values[m])
+    np.testing.assert_allclose(table[:, m], np.einsum("i,ik,ikd->d", sw, P * mask, dense))
+
+
+@pytest.mark.parametrize("prior_variance", [None, 1.0])
+def test_gis_iis_lbfgs_reach_the_same_optimum(prior_variance):
+    X, y = _indicator_problem()
+    results = {}
+    for algorithm in ("lbfgs", "gis", "iis"):
+        for correction in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model = MaxEnt(algorithm, prior_variance=prior_variance, max_iter=3000,
+                               tol=1e-12, correction_feature=correction).fit(X, y)
+            results[algorithm, correction] = model
+    reference = results["lbfgs", False].objective_
+    for key, model in results.items():
+        assert np.isclose(model.objective_, reference, rtol=1e-7), key
+        np.testing.assert_allclose(model.predict_proba(X),
+                                   results["lbfgs", False].predict_proba(X), atol=1e-4)
+
+
+def test_gis_objective_decreases_every_iteration():
+    X, y = _indicator_problem(seed=3)
+    objectives = []
+    for n_iter in range(1, 8):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            objectives.append(MaxEnt("gis", max_iter=n_iter, tol=0,
+                                     prior_variance=2.0).fit(X, y).objective_)
+    assert np.all(np.diff(objectives) < 0)
+
+
+def test_tensor_features_equal_multinomial_logistic_regression():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(150, 5))
+    y = rng.integers(0, 3, 150)
+    maxent = MaxEnt("lbfgs", prior_variance=0.8, tol=1e-10, max_iter=1000).fit(X, y)
+    logistic = LogisticRegression(C=0.8, fit_intercept=False, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(maxent.coef_.reshape(5, 3).T, logistic.coef_, atol=1e-6)
+    np.testing.assert_allclose(maxent.predict_proba(X), logistic.predict_proba(X), atol=1e-7)
+    assert np.isclose(maxent.objective_, logistic.objective_, rtol=1e-9)
+
+
+def test_class_specific_feature_vectors_and_feature_function():
+    # a ranking-like problem: the feature of candidate k is "k equals argmax of x"
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 3))
+    y = np.argmax(X + 0.3 * rng.normal(size=X.shape), axis=1)
+    candidates = np.stack([np.stack([[X[i, k], float(k == np.argmax(X[i]))]
+                                     for k in range(3)]) for i in range(120)])
+    dense = MaxEnt(prior_variance=10.0).fit(candidates, y)
+    assert dense.coef_.shape == (2,) and dense.coef_[0] > 0
+    as_list = MaxEnt(prior_variance=10.0).fit([sp.csr_matrix(c) for c in candidates], y)
+    np.testing.assert_allclose(as_list.coef_, dense.coef_, atol=1e-6)
+
+    def features(x, label):
+        return {"value": float(x[label]), "is_max": float(label == np.argmax(x))}
+
+    function = MaxEnt(prior_variance=10.0, feature_function=features).fit(list(X), y)
+    ordered = [function.vocabulary_["value"], function.vocabulary_["is_max"]]
+    np.testing.assert_allclose(function.coef_[ordered], dense.coef_, atol=1e-6)
+    assert function.score(list(X), y) == dense.score(candidates, y) > 0.6
+
+
+def test_featuresets_like_nltk():
+    nltk_classify = pytest.importorskip("nltk.classify")
+    rng = np.random.default_rng(6)
+    colours, shapes = ["red", "green", "blue"], ["round", "long"]
+    train, labels = [], []
+    for _ in range(150):
+        c, s = rng.choice(colours), rng.choice(shapes)
+        extra = {"big": True} if rng.random() < 0.5 else {}
+        label = "fruit" if (c == "red") ^ (s == "long") ^ (rng.random() < 0.15) else "veg"
+        train.append({"colour": c, "shape": s, **extra})
+        labels.append(label)
+    for algorithm in ("gis", "iis"):
+        # NLTK's GISEncoding takes C = number of attribute names + 1, and its
+        # CutoffChecker stops after max_iter - 1 updates
+        ours = MaxEnt(algorithm, max_iter=9, tol=0, gis_constant=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ours.fit(train, labels)
+        theirs = nltk_classify.MaxentClassifier.train(list(zip(train, labels)),
+                                                      algorithm=algorithm, max_iter=10,
+                                                      trace=0)
+        nltk_proba = np.array([[theirs.prob_classify(fs).prob(c) for c in ours.classes_]
+                               for fs in train])
+        np.testing.assert_allclose(ours.predict_proba(train), nltk_proba, atol=1e-6)
+
+
+def test_convergence_warning_and_bad_input():
+    X, y = _indicator_problem()
+    with pytest.warns(ConvergenceWarning):
+        MaxEnt("iis", max_iter=2, tol=1e-15).fit(X, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        MaxEnt("gis").fit(X - 0.5, y)
+    with pytest.raises(ValueError, match="one class"):
+        MaxEnt().fit(X, np.zeros(len(y)))
+    bad = X.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        MaxEnt().fit(bad, y)
+    with pytest.raises(ValueError, match="inconsistent dimensions"):
+        MaxEnt().fit([np.ones((2, 3)), np.ones((3, 3))], [0, 1])
+    with pytest.raises(ValueError, match="inconsistent dimensions"):
+        MaxEnt().fit([np.ones((2, 3)), np.ones((2, 4))], [0, 1])
+    model = MaxEnt(prior_variance=1.0).fit(np.ones((4, 2, 3)) * np.arange(2)[:, None], [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="inconsistent dimensions"):
+        model.predict(np.ones((2, 2, 5)))
+    fitted = MaxEnt().fit(X, y)
+    with pytest.raises(ValueError, match="not seen in training"):
+        fitted.score(X[:2], [0, 5])
+    with pytest.raises(ValueError, match="algorithm"):
+        MaxEnt("sgd").fit(X, y)
+
+
+def test_save_and_load(tmp_path):
+    import linclass
+    X, y = _indicator_problem()
+    model = MaxEnt("gis", max_iter=20, tol=1e-4).fit(X, y)
+    model.save(tmp_path / "me.npz")
+    np.testing.assert_allclose(linclass.load(tmp_path / "me.npz").predict_proba(X),
+                               model.predict_proba(X))

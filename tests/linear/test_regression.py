@@ -1,0 +1,117 @@
+"""LinearRegression, Ridge, Lasso and lasso_path against scikit-learn."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from linclass.linear.regression import Lasso, LinearRegression, Ridge, lasso_path
+
+skl = pytest.importorskip("sklearn.linear_model")
+
+
+def _data(n=80, d=10, seed=0, sparse=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[rng.random(size=X.shape) < 0.4] = 0.0
+    w = rng.normal(size=d) * (rng.random(d) < 0.5)
+    y = X @ w + 0.5 + 0.1 * rng.normal(size=n)
+    sw = rng.uniform(0.5, 2.0, size=n)
+    return (sp.csr_matrix(X) if sparse else X), y, sw
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_linear_regression_equals_sklearn(sparse, fit_intercept):
+    X, y, sw = _data(sparse=sparse)
+    ours = LinearRegression(fit_intercept=fit_intercept).fit(X, y, sample_weight=sw)
+    peer = skl.LinearRegression(fit_intercept=fit_intercept).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(ours.predict(X), peer.predict(X), rtol=1e-8, atol=1e-9)
+    assert ours.score(X, y) == pytest.approx(peer.score(X, y), rel=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["cholesky", "cg"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_ridge_equals_sklearn(solver, sparse):
+    X, y, sw = _data(sparse=sparse, seed=1)
+    Y = np.column_stack([y, -2 * y + 1])
+    ours = Ridge(alpha=0.7, solver=solver, tol=1e-12).fit(X, Y, sample_weight=sw)
+    peer = skl.Ridge(alpha=0.7, solver="auto", tol=1e-12).fit(X, Y, sample_weight=sw)
+    np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-7, atol=1e-9)
+    one = Ridge(alpha=0.7, solver=solver, tol=1e-12).fit(X, y)
+    assert one.coef_.shape == (X.shape[1],) and isinstance(one.intercept_, float)
+
+
+def test_ridge_more_features_than_samples():
+    X, y, _ = _data(n=15, d=40, seed=2)
+    ours = Ridge(alpha=0.3, solver="cholesky").fit(X, y)
+    peer = skl.Ridge(alpha=0.3).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_lasso_equals_sklearn(sparse):
+    X, y, sw = _data(sparse=sparse, seed=3)
+    ours = Lasso(alpha=0.05, tol=1e-10, max_iter=10000).fit(X, y, sample_weight=sw)
+    peer = skl.Lasso(alpha=0.05, tol=1e-10, max_iter=10000).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-6, atol=1e-8)
+    assert np.sum(ours.coef_ == 0) == np.sum(peer.coef_ == 0) > 0
+
+
+@pytest.mark.filterwarnings("ignore:'n_alphas' was deprecated:FutureWarning")
+def test_lasso_path_equals_sklearn_and_warm_start():
+    X, y, _ = _data(seed=4)
+    alphas, coefs, intercepts, gaps = lasso_path(X, y, n_alphas=20, fit_intercept=False,
+                                                 tol=1e-10, max_iter=10000)
+    peer_alphas, peer_coefs, _ = skl.lasso_path(X, y, n_alphas=20, tol=1e-10,
+                                                max_iter=10000)
+    np.testing.assert_allclose(alphas, peer_alphas, rtol=1e-10)
+    np.testing.assert_allclose(coefs, peer_coefs, rtol=1e-6, atol=1e-8)
+    assert np.all(coefs[:, 0] == 0)                           # alpha_max: w = 0
+    assert np.count_nonzero(coefs[:, -1]) > np.count_nonzero(coefs[:, 5])
+    # with intercept: each point equals a cold-started Lasso
+    alphas, coefs, intercepts, _ = lasso_path(X, y, n_alphas=8, tol=1e-10, max_iter=10000)
+    for k in (0, 4, 7):
+        cold = Lasso(alpha=alphas[k], tol=1e-10, max_iter=10000).fit(X, y)
+        np.testing.assert_allclose(coefs[:, k], cold.coef_, rtol=1e-6, atol=1e-8)
+        assert intercepts[k] == pytest.approx(cold.intercept_, rel=1e-6, abs=1e-8)
+    # a warm start from the solution needs one pass
+    est = Lasso(alpha=alphas[4], tol=1e-6, warm_start=True).fit(X, y)
+    est.fit(X, y)
+    assert est.n_iter_ == 1
+
+
+@pytest.mark.parametrize("model, match", [
+    (Ridge(alpha=-1), "alpha"), (Lasso(alpha=0), "alpha"), (Ridge(solver="svd"), "solver"),
+])
+def test_bad_parameters(model, match):
+    X, y, _ = _data()
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, y)
+
+
+def test_bad_targets():
+    X, y, _ = _data()
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Ridge().fit(X, y)
+    with pytest.raises(ValueError, match="rows"):
+        Lasso().fit(X, y[:5])
+    with pytest.raises(ValueError, match="features"):
+        Ridge().fit(X, np.ones(len(y))).predict(X[:, :3])
+
+
+try:
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+except ImportError:     # pragma: no cover
+    parametrize_with_checks = None
+
+if parametrize_with_checks is not None:
+    @parametrize_with_checks([LinearRegression(), Ridge(), Lasso(alpha=0.01)],
+                             expected_failed_checks=lambda e: {
+        "check_estimators_unfitted": "linclass raises linclass.NotFittedError "
+                                     "(ValueError, AttributeError), not scikit-learn's"})
+    def test_sklearn_compatible(estimator, check):
+        check(estimator)

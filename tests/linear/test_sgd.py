@@ -1,0 +1,276 @@
+"""SGDClassifier: losses against finite differences, convergence to the
+dual-CD SVM, step-for-step agreement with scikit-learn's SGDClassifier,
+divergence, partial_fit, early stopping, bad input."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from linclass._core import _sgd
+from linclass.exceptions import ConvergenceWarning
+from linclass.linear.sgd import SGD_LOSSES, SGDClassifier, SGDDivergenceError, sgd_loss
+from linclass.linear.svm import LinearSVC
+
+
+def _blobs(n=200, d=6, n_classes=2, seed=0, sep=1.5):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=sep, size=(n_classes, d))
+    y = rng.integers(0, n_classes, size=n)
+    X = centers[y] + rng.normal(size=(n, d))
+    return X, y
+
+
+# ------------------------------------------------------------ losses --
+
+_KINKS = {"hinge": [1.0], "squared_hinge": [1.0], "perceptron": [0.0],
+          "modified_huber": [-1.0, 1.0]}
+
+
+@pytest.mark.parametrize("name", SGD_LOSSES)
+def test_loss_derivative_matches_finite_differences(name):
+    loss = sgd_loss(name)
+    rng = np.random.default_rng(1)
+    z = rng.uniform(-4, 4, size=200)
+    for kink in _KINKS.get(name, []):
+        z = z[np.abs(z - kink) > 1e-3]
+    h = 1e-6
+    numeric = (loss.value(z + h) - loss.value(z - h)) / (2 * h)
+    np.testing.assert_allclose(loss.derivative(z), numeric, rtol=1e-6, atol=1e-6)
+    # the kernel's loss and derivative are the same functions
+    code = list(SGD_LOSSES).index(name)
+    kernel = np.array([_sgd.loss_py(code, float(v)) for v in z])
+    np.testing.assert_allclose(kernel[:, 0], loss.value(z), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(kernel[:, 1], loss.derivative(z), rtol=1e-12, atol=1e-12)
+
+
+def test_loss_values_known_points():
+    assert sgd_loss("hinge")(0.0) == 1.0
+    assert sgd_loss("perceptron")(-2.0) == 2.0
+    assert sgd_loss("squared_hinge")(-1.0) == 4.0
+    assert sgd_loss("modified_huber")(-3.0) == 12.0
+    assert sgd_loss("exponential")(0.0) == 1.0
+    assert sgd_loss("logistic")(0.0) == pytest.approx(np.log(2.0))
+    assert sgd_loss("log_loss").name == "logistic"
+    with pytest.raises(ValueError, match="unknown loss"):
+        sgd_loss("cubic")
+
+
+def test_logistic_loss_stable_for_large_margins():
+    value, deriv = _sgd.loss_py(2, -800.0)
+    assert value == pytest.approx(800.0) and deriv == pytest.approx(-1.0)
+    value, deriv = _sgd.loss_py(2, 800.0)
+    assert value == 0.0 and deriv == 0.0
+
+
+# ------------------------------------------- convergence to the SVM --
+
+def test_hinge_sgd_converges_to_dual_cd_svm():
+    X, y = _blobs(n=150, d=5, sep=1.0, seed=3)
+    n, C = X.shape[0], 0.05
+    svc = LinearSVC(loss="hinge", C=C, fit_intercept=False, tol=1e-10, max_iter=100000,
+                    random_state=0).fit(X, y)
+    ysign = np.where(y == 1, 1.0, -1.0)
+
+    def objective(w):      # (1/(C n)) * SVM primal = SGD objective
+        return 0.5 / (C * n) * (w @ w) + np.mean(np.maximum(0, 1 - ysign * (X @ w)))
+
+    w_svm = svc.coef_.ravel()
+    gaps = []
+    for epochs in (100, 3000):
+        sgd = SGDClassifier(loss="hinge", alpha=1.0 / (C * n), fit_intercept=False, tol=None,
+                            max_iter=epochs, average=True, random_state=0).fit(X, y)
+        w_sgd = sgd.coef_.ravel()
+        gaps.append(objective(w_sgd) / objective(w_svm) - 1)
+    assert 0 <= gaps[1] < gaps[0] / 3          # converging, from above
+    assert gaps[1] < 3e-4
+    assert np.linalg.norm(w_sgd - w_svm) <= 0.01 * np.linalg.norm(w_svm)
+    assert sgd.objective(X, y)[0] == pytest.approx(objective(w_sgd), rel=1e-12)
+
+
+# --------------------------------- agreement with scikit-learn's SGD --
+
+_SK_CASES = [
+    dict(loss="hinge"),
+    dict(loss="perceptron"),
+    dict(loss="hinge", average=True),
+    dict(loss="hinge", average=7),
+    dict(loss="hinge", penalty="l1", alpha=1e-2),
+    # (with averaging and L1 the two differ on purpose: scikit-learn adds the
+    # iterate to the average before the step's L1 penalty, linclass after it)
+    dict(loss="hinge", penalty="elasticnet", alpha=1e-2, l1_ratio=0.5),
+    dict(loss="hinge", learning_rate="invscaling", eta0=0.1),
+    dict(loss="log_loss", learning_rate="constant", eta0=0.01),
+    dict(loss="modified_huber", learning_rate="constant", eta0=0.01, average=True),
+    dict(loss="squared_hinge", learning_rate="constant", eta0=0.001),
+]
+
+
+@pytest.mark.parametrize("params", _SK_CASES)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_same_steps_as_sklearn_without_shuffling(params, sparse):
+    skl = pytest.importorskip("sklearn.linear_model")
+    X, y = _blobs(n=300, d=8, seed=4)
+    X[X < -0.5] = 0.0
+    if sparse:
+        X = sp.csr_matrix(X)
+    ours = SGDClassifier(shuffle=False, tol=None, max_iter=4, **params).fit(X, y)
+    peer = skl.SGDClassifier(shuffle=False, tol=None, max_iter=4, **params).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-9, atol=1e-10)
+
+
+def test_multiclass_one_vs_rest_and_threads():
+    X, y = _blobs(n=300, n_classes=4, seed=5, sep=3.0)
+    one = SGDClassifier(random_state=0, average=True).fit(X, y)
+    two = SGDClassifier(random_state=0, average=True, n_jobs=2).fit(X, y)
+    assert one.coef_.shape == (4, X.shape[1])
+    np.testing.assert_array_equal(one.coef_, two.coef_)
+    assert one.score(X, y) > 0.9
+    # each row is the binary problem "class k against the rest"
+    skl = pytest.importorskip("sklearn.linear_model")
+    peer = skl.SGDClassifier(random_state=0, average=True).fit(X, y)
+    assert abs(one.score(X, y) - peer.score(X, y)) < 0.05
+
+
+def test_l1_penalty_zeroes_irrelevant_weights():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 20))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    l1 = SGDClassifier(penalty="l1", alpha=0.01, random_state=0, tol=None,
+                       max_iter=30).fit(X, y)
+    l2 = SGDClassifier(penalty="l2", alpha=0.01, random_state=0, tol=None,
+                       max_iter=30).fit(X, y)
+    assert np.sum(l1.coef_ == 0) >= 10
+    assert np.sum(l2.coef_ == 0) == 0
+    assert set(np.flatnonzero(np.abs(l1.coef_[0]) > 0.05)) <= {0, 1} | set(range(20))
+    assert np.abs(l1.coef_[0, :2]).min() > 5 * np.abs(l1.coef_[0, 2:]).max()
+
+
+# ------------------------------------------------------- divergence --
+
+def test_divergence_is_reported_not_nan():
+    X, y = _blobs(n=100, seed=6)
+    X = X * 10.0
+    model = SGDClassifier(loss="squared", learning_rate="constant", eta0=10.0,
+                          penalty=None, tol=None, max_iter=50, random_state=0)
+    with pytest.raises(SGDDivergenceError, match="diverged"):
+        model.fit(X, y)
+    assert not hasattr(model, "coef_")
+    assert issubclass(SGDDivergenceError, ValueError)
+
+
+# ------------------------------------------- partial_fit, stopping --
+
+def test_partial_fit_equals_fit_epochs_without_shuffling():
+    X, y = _blobs(n=120, n_classes=3, seed=7)
+    full = SGDClassifier(shuffle=False, tol=None, max_iter=3, average=True).fit(X, y)
+    inc = SGDClassifier(shuffle=False, tol=None, average=True)
+    for _ in range(3):
+        inc.partial_fit(X, y, classes=[0, 1, 2])
+    np.testing.assert_allclose(inc.coef_, full.coef_, rtol=1e-12)
+    np.testing.assert_allclose(inc.intercept_, full.intercept_, rtol=1e-12)
+    assert inc.n_iter_ == 3
+    with pytest.raises(ValueError, match="classes"):
+        SGDClassifier().partial_fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        inc.partial_fit(X[:, :2], y)
+    # a pickled model continues where it stopped
+    again = pickle.loads(pickle.dumps(inc)).partial_fit(X, y)
+    assert again.n_iter_ == 4
+
+
+def test_tol_stops_early_and_max_iter_warns():
+    X, y = _blobs(n=200, seed=8)
+    model = SGDClassifier(random_state=0, max_iter=1000, tol=1e-3).fit(X, y)
+    assert model.n_iter_ < 1000
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        SGDClassifier(random_state=0, max_iter=2, tol=1e-3).fit(X, y)
+
+
+def test_early_stopping_on_validation_fraction():
+    X, y = _blobs(n=400, seed=9, sep=2.0)
+    model = SGDClassifier(early_stopping=True, validation_fraction=0.2, n_iter_no_change=3,
+                          random_state=0, max_iter=500).fit(X, y)
+    assert model.n_iter_ < 50
+    assert model.score(X, y) > 0.85
+    with pytest.raises(ValueError, match="validation_fraction"):
+        SGDClassifier(early_stopping=True, validation_fraction=1.5).fit(X, y)
+
+
+def test_predict_proba_only_for_probabilistic_losses():
+    X, y = _blobs(n=200, n_classes=3, seed=10)
+    model = SGDClassifier(loss="logistic", random_state=0).fit(X, y)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.mean(model.classes_[proba.argmax(axis=1)] == model.predict(X)) > 0.95
+    assert not hasattr(SGDClassifier(loss="hinge").fit(X, y), "predict_proba")
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(alpha=-1.0), "alpha"),
+    (dict(loss="cubic"), "loss"),
+    (dict(penalty="l3"), "penalty"),
+    (dict(learning_rate="fast"), "learning_rate"),
+    (dict(learning_rate="optimal", alpha=0.0), "alpha"),
+    (dict(learning_rate="constant", eta0=0.0), "eta0"),
+    (dict(l1_ratio=1.5, penalty="elasticnet"), "l1_ratio"),
+    (dict(max_iter=0), "max_iter"),
+    (dict(average=-1), "average"),
+])
+def test_bad_hyperparameters_raise(params, match):
+    X, y = _blobs(n=20)
+    with pytest.raises(ValueError, match=match):
+        SGDClassifier(**params).fit(X, y)
+
+
+def test_bad_data_raises_before_the_kernel():
+    X, y = _blobs(n=20)
+    X[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        SGDClassifier().fit(X, y)
+    with pytest.raises(ValueError):
+        SGDClassifier().fit(np.ones((5, 2)), [0, 1, 0])
+    with pytest.raises(ValueError, match="one class"):
+        SGDClassifier().fit(np.ones((5, 2)), np.zeros(5))
+
+
+def test_save_and_load_roundtrip(tmp_path):
+    from linclass.persistence import load
+    X, y = _blobs(n=100, n_classes=3, seed=11)
+    model = SGDClassifier(random_state=0, average=True).fit(X, y)
+    path = model.save(tmp_path / "sgd.npz")
+    loaded = load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    loaded.partial_fit(X, y)       # restarts from the published weights
+    assert loaded.coef_.shape == model.coef_.shape
+
+
+
+# --------------------------------------------- scikit-learn's checks --
+try:
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+except ImportError:     # pragma: no cover
+    parametrize_with_checks = None
+
+_EXPECTED = {
+    "check_estimators_unfitted": "linclass raises linclass.NotFittedError "
+                                 "(ValueError, AttributeError), not scikit-learn's",
+    "check_supervised_y_2d": "linclass accepts a column-vector y without "
+                             "scikit-learn's DataConversionWarning",
+    "check_sample_weight_equivalence_on_dense_data": "stochastic learner: a repeated "
+    "example is visited twice, a weight of 2 doubles one step; the fits differ by design",
+    "check_sample_weight_equivalence_on_sparse_data": "stochastic learner: a repeated "
+    "example is visited twice, a weight of 2 doubles one step; the fits differ by design",
+}
+
+if parametrize_with_checks is not None:
+    @parametrize_with_checks([SGDClassifier(random_state=0, max_iter=50, tol=None),
+                              SGDClassifier(loss="logistic", average=True, random_state=0,
+                                            max_iter=50, tol=None)],
+                             expected_failed_checks=lambda est: _EXPECTED)
+    def test_sklearn_compatible(estimator, check):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            check(estimator)
