@@ -103,7 +103,7 @@ def solve_block_simplex_qp(*, gram, linear, block_starts, alpha, tol=1e-10, max_
     linear : ndarray of shape (m,), float64
     block_starts : ndarray of shape (n_blocks + 1,), int64
         Block b holds constraints ``block_starts[b]:block_starts[b+1]``;
-        ``block_starts[0] == 0`` and ``block_starts[-1] == m``, increasing.
+        ``block_starts[0] == 0`` and ``block_starts[n_blocks] == m``, increasing.
     alpha : ndarray of shape (m,), float64
         Feasible starting point (>= 0, each block summing to its capacity);
         it is copied, not modified.
@@ -131,7 +131,7 @@ def solve_block_simplex_qp(*, gram, linear, block_starts, alpha, tol=1e-10, max_
         raise ValueError("gram must have shape (%d, %d), got %r" % (m, m, K.shape))
     if a.ndim != 1 or a.shape[0] != m:
         raise ValueError("alpha must have shape (%d,), got %r" % (m, a.shape))
-    if starts.ndim != 1 or starts.shape[0] < 2 or starts[0] != 0 or starts[-1] != m \
+    if starts.ndim != 1 or starts.shape[0] < 2 or starts[0] != 0 or starts[starts.shape[0] - 1] != m \
             or np.any(np.diff(starts) <= 0):
         raise ValueError("block_starts must increase strictly from 0 to %d" % m)
     if not (np.isfinite(K).all() and np.isfinite(lin).all() and np.isfinite(a).all()):
@@ -264,7 +264,7 @@ def solve_block_sparse_dual(*, data, indices, indptr, losses, block_starts, alph
     wv = np.array(w, dtype=np.float64, copy=True, order="C")
     m = l.shape[0]
     if ptr.ndim != 1 or ptr.shape[0] != m + 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0) \
-            or ptr[-1] != d.shape[0] or ind.shape[0] != d.shape[0]:
+            or ptr[ptr.shape[0] - 1] != d.shape[0] or ind.shape[0] != d.shape[0]:
         raise ValueError("data/indices/indptr do not describe a CSR matrix with %d rows" % m)
     if a.shape != (m,):
         raise ValueError("alpha must have shape (%d,)" % m)
@@ -272,12 +272,12 @@ def solve_block_sparse_dual(*, data, indices, indptr, losses, block_starts, alph
         raise ValueError("column indices must lie in [0, %d)" % wv.shape[0])
     if ind.shape[0] > 1:
         unsorted = np.diff(ind) <= 0              # within a row, indices must increase
-        row_starts = ptr[1:-1]
+        row_starts = ptr[1:ptr.shape[0] - 1]
         row_starts = row_starts[(row_starts > 0) & (row_starts < ind.shape[0])]
         unsorted[row_starts - 1] = False
         if unsorted.any():
             raise ValueError("a row has unsorted or duplicate column indices")
-    if starts.ndim != 1 or starts.shape[0] < 2 or starts[0] != 0 or starts[-1] != m \
+    if starts.ndim != 1 or starts.shape[0] < 2 or starts[0] != 0 or starts[starts.shape[0] - 1] != m \
             or np.any(np.diff(starts) <= 0):
         raise ValueError("block_starts must increase strictly from 0 to %d" % m)
     if not (np.isfinite(d).all() and np.isfinite(l).all() and np.isfinite(a).all()
@@ -289,7 +289,7 @@ def solve_block_sparse_dual(*, data, indices, indptr, losses, block_starts, alph
         raise ValueError("max_passes and max_block_steps must be >= 1")
     sq = np.zeros(m)
     if m:
-        sq = np.add.reduceat(np.append(d * d, 0.0), ptr[:-1]) * (np.diff(ptr) > 0)
+        sq = np.add.reduceat(np.append(d * d, 0.0), ptr[:ptr.shape[0] - 1]) * (np.diff(ptr) > 0)
     grad = np.zeros(m)
     cdef const double[::1] dv = d if d.shape[0] else np.zeros(1)
     cdef const int64_t[::1] iv = ind if ind.shape[0] else np.zeros(1, dtype=np.int64)

@@ -168,7 +168,7 @@ cdef bint parse_double(const char* s, const char* e, double* out) noexcept nogil
     if not truncated and mant <= 9007199254740992ULL and -22 <= exp10 <= 22:
         v = <double> mant                           # exact
         if exp10 < 0:
-            v = v / POW10[-exp10]                   # one correctly rounded op
+            v = v / POW10[0 - exp10]                # exp10 < 0; one correctly rounded op
         else:
             v = v * POW10[exp10]
         out[0] = -v if neg else v
