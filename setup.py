@@ -61,8 +61,10 @@ class BuildExt(build_ext):
             if ctype == "msvc":
                 ext.extra_compile_args = ["/Od", "/Zi"] if DEBUG_BUILD else ["/O2"]
             else:
+                # release: -g0 drops the debug information Python's own CFLAGS
+                # ask for (it made up 80% of the installed size: 27 MB -> 5 MB)
                 ext.extra_compile_args = (["-O0", "-g", "-UNDEBUG"] if DEBUG_BUILD
-                                          else ["-O3"])
+                                          else ["-O3", "-g0"])
                 ext.extra_compile_args.append("-Wno-unreachable-code")
         super().build_extensions()
 
