@@ -40,7 +40,8 @@ from ._checks import UndefinedMetricWarning
 from .classification import (accuracy_score, class_ratio, classification_report, confusion_matrix,
                              error_rate, f1_score, fbeta_score, precision_recall_fscore_support,
                              precision_score, recall_score, specificity_score)
-from .scores import (coverage_curve, roc_auc_score, roc_curve)
+from .scores import (average_precision_score, coverage_curve, precision_recall_curve, roc_auc_score,
+                     roc_curve)
 from .probability import (brier_score, brier_score_loss, log_loss)
 from .losses import (MARGIN_LOSSES, MarginLoss, exponential_loss_margin, hinge_loss,
                      hinge_loss_margin, logistic_loss_margin, margin_loss, squared_loss_margin,
@@ -57,13 +58,13 @@ __all__ = [
     "UndefinedMetricWarning", "accuracy_score", "class_ratio", "classification_report",
     "confusion_matrix", "error_rate", "f1_score", "fbeta_score", "precision_recall_fscore_support",
     "precision_score", "recall_score", "specificity_score", "coverage_curve", "roc_auc_score",
-    "roc_curve", "brier_score", "brier_score_loss", "log_loss", "MARGIN_LOSSES", "MarginLoss",
-    "exponential_loss_margin", "hinge_loss", "hinge_loss_margin", "logistic_loss_margin",
-    "margin_loss", "squared_loss_margin", "zero_one_loss_margin", "CHUNK_SCHEMES",
-    "ConllevalCounts", "chunk_f1", "chunk_precision_recall_f1", "conlleval_counts",
-    "conlleval_report", "conlleval_report_from_lines", "read_conlleval_lines", "sentence_accuracy",
-    "token_accuracy", "average_precision_per_query", "mean_average_precision",
-    "mean_reciprocal_rank", "ndcg_at_k", "pairwise_ranking_accuracy", "precision_at_k",
-    "query_metrics", "ranking_report", "COLLINS_DELETE_LABELS", "labeled_brackets",
-    "parseval_counts", "parseval",
+    "roc_curve", "precision_recall_curve", "average_precision_score", "brier_score",
+    "brier_score_loss", "log_loss", "MARGIN_LOSSES", "MarginLoss", "exponential_loss_margin",
+    "hinge_loss", "hinge_loss_margin", "logistic_loss_margin", "margin_loss",
+    "squared_loss_margin", "zero_one_loss_margin", "CHUNK_SCHEMES", "ConllevalCounts", "chunk_f1",
+    "chunk_precision_recall_f1", "conlleval_counts", "conlleval_report",
+    "conlleval_report_from_lines", "read_conlleval_lines", "sentence_accuracy", "token_accuracy",
+    "average_precision_per_query", "mean_average_precision", "mean_reciprocal_rank", "ndcg_at_k",
+    "pairwise_ranking_accuracy", "precision_at_k", "query_metrics", "ranking_report",
+    "COLLINS_DELETE_LABELS", "labeled_brackets", "parseval_counts", "parseval",
 ]

@@ -15,10 +15,12 @@ of Data*, Cambridge University Press, 2012: coverage and ROC plots (section
 import numpy as np
 
 from . import _checks
+from . import classification as _classification
 from . import losses as _losses
 from . import scores as _scores
 
-__all__ = ["plot_roc", "plot_coverage", "plot_margin_losses", "plot_learning_curve"]
+__all__ = ["plot_roc", "plot_coverage", "plot_precision_recall", "plot_confusion_matrix",
+           "plot_margin_losses", "plot_learning_curve"]
 
 _INSTALL_HINT = ("linclass.metrics.plotting needs matplotlib, which is not installed; "
                  "install it with: pip install 'linclass[plot]'")
@@ -226,4 +228,96 @@ def plot_learning_curve(train_sizes, train_scores, test_scores=None, *,
     ax.set_title("Learning curve")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
+    return figure
+
+
+def plot_precision_recall(y_true, y_score, *, pos_label=None, sample_weight=None, ax=None,
+                          show_ap=True, figsize=(5, 5)):
+    """Precision-recall curve(s) as steps, with the average precision in the legend.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_score : array-like of shape (n_samples,) or dict of str to array-like
+        Scores of one model, or ``{name: scores}`` for several curves.
+    pos_label, sample_weight
+        As :func:`linclass.metrics.precision_recall_curve`.
+    ax : matplotlib Axes, optional
+    show_ap : bool, default=True
+    figsize : (float, float)
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    curves = []
+    for name, scores in _named_scores(y_score):
+        precision, recall, _ = _scores.precision_recall_curve(
+            y_true, scores, pos_label=pos_label, sample_weight=sample_weight)
+        ap = _scores.average_precision_score(y_true, scores, pos_label=pos_label,
+                                             sample_weight=sample_weight)
+        curves.append((name, precision, recall, ap))
+    figure, ax = _new_axes(ax, figsize)
+    for name, precision, recall, ap in curves:
+        label = name or "precision-recall"
+        if show_ap:
+            label += " (AP = %.3f)" % ap
+        ax.step(recall, precision, where="post", label=label)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("precision")
+    ax.set_title("Precision-recall curve")
+    ax.legend(loc="lower left")
+    return figure
+
+
+def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=None, ax=None,
+                          figsize=(5, 4.5), max_labels=50):
+    """Confusion matrix as a heat map with the counts (or rates) written in the cells.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+    labels : array-like, optional
+        Order of the rows/columns (default: sorted union of the labels).
+    normalize : {None, "true", "pred", "all"}
+        As :func:`linclass.metrics.confusion_matrix`.
+    ax : matplotlib Axes, optional
+    figsize : (float, float)
+    max_labels : int, default=50
+        Refuse more classes than this (a heat map of them is unreadable).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    matrix = _classification.confusion_matrix(y_true, y_pred, labels=labels,
+                                              normalize=normalize)
+    if labels is None:
+        labels = np.unique(np.concatenate([np.asarray(y_true).ravel(),
+                                           np.asarray(y_pred).ravel()]))
+    labels = [str(label) for label in labels]
+    if len(labels) > max_labels:
+        raise ValueError("%d classes: more than max_labels=%d for a readable confusion "
+                         "matrix" % (len(labels), max_labels))
+    figure, ax = _new_axes(ax, figsize)
+    image = ax.imshow(matrix, cmap="Blues", interpolation="nearest")
+    figure.colorbar(image, ax=ax)
+    ticks = np.arange(len(labels))
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels, rotation=45, ha="right")
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels)
+    top = matrix.max() if matrix.size else 0
+    for i in range(matrix.shape[0]):
+        for j in range(matrix.shape[1]):
+            value = matrix[i, j]
+            text = ("%d" % value) if normalize is None else ("%.2f" % value)
+            ax.text(j, i, text, ha="center", va="center",
+                    color="white" if top and value > top / 2 else "black", fontsize=8)
+    ax.set_xlabel("predicted label")
+    ax.set_ylabel("true label")
+    ax.set_title("Confusion matrix")
     return figure

@@ -6,7 +6,8 @@ import numpy as np
 
 from ._checks import UndefinedMetricWarning, _as_1d, _check_average, _check_labels_1d, _check_scores, _is_text, _weights
 
-__all__ = ['coverage_curve', 'roc_auc_score', 'roc_curve']
+__all__ = ['average_precision_score', 'coverage_curve', 'precision_recall_curve', 'roc_auc_score',
+           'roc_curve']
 
 
 def _binary_truth(y_true, pos_label, name="y_true"):
@@ -240,3 +241,49 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None,
     return float(np.mean(scores))
 
 
+def precision_recall_curve(y_true, y_score, *, pos_label=None, sample_weight=None):
+    """Precision against recall at every distinct score threshold.
+
+    Same output as scikit-learn's ``precision_recall_curve``: ``thresholds``
+    increasing; ``precision[i]`` and ``recall[i]`` of predicting positive when
+    the score is ``>= thresholds[i]``; a last point ``(precision 1, recall 0)``
+    without a threshold.  Precision of an empty prediction is 0.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_score : array-like of shape (n_samples,)
+        Scores, higher meaning "more positive".
+    pos_label : label, optional
+    sample_weight : array-like of shape (n_samples,), optional
+
+    Returns
+    -------
+    precision, recall : ndarray of shape (n_thresholds + 1,)
+    thresholds : ndarray of shape (n_thresholds,)
+    """
+    fps, tps, thresholds = coverage_curve(y_true, y_score, pos_label=pos_label,
+                                          sample_weight=sample_weight)
+    fps, tps, thresholds = fps[1:], tps[1:], thresholds[1:]
+    predicted = tps + fps
+    precision = np.zeros_like(tps)
+    np.divide(tps, predicted, out=precision, where=predicted != 0)
+    if tps.size == 0 or tps[tps.size - 1] <= 0:
+        warnings.warn("no positive samples in y_true; recall is set to 1 everywhere",
+                      UndefinedMetricWarning, stacklevel=2)
+        recall = np.ones_like(tps)
+    else:
+        recall = tps / tps[tps.size - 1]
+    return (np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0], thresholds[::-1])
+
+
+def average_precision_score(y_true, y_score, *, pos_label=None, sample_weight=None):
+    """Area under the precision-recall step curve: ``sum_n (R_n - R_{n-1}) P_n``.
+
+    As scikit-learn's ``average_precision_score`` for binary labels (no
+    interpolation).  For ranking metrics by query see :func:`mean_average_precision`.
+    """
+    precision, recall, _ = precision_recall_curve(y_true, y_score, pos_label=pos_label,
+                                                  sample_weight=sample_weight)
+    return float(-np.sum(np.diff(recall) * precision[:precision.size - 1]))

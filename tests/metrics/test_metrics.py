@@ -494,3 +494,21 @@ def test_hinge_loss_matches_sklearn(seed):
 def test_hinge_loss_single_class_like_sklearn():
     y, d = [1, 1, 1], [0.5, -1.0, 2.0]
     assert M.hinge_loss(y, d) == pytest.approx(sk.hinge_loss(y, d))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_precision_recall_curve_matches_sklearn(seed):
+    sk = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 60)
+    y[:2] = [0, 1]
+    scores = np.round(y + rng.normal(size=60), 1)          # ties included
+    w = rng.random(60)
+    for kwargs in ({}, {"sample_weight": w}):
+        p, r, t = M.precision_recall_curve(y, scores, **kwargs)
+        p_ref, r_ref, t_ref = sk.precision_recall_curve(y, scores, **kwargs)
+        np.testing.assert_allclose(p, p_ref)
+        np.testing.assert_allclose(r, r_ref)
+        np.testing.assert_allclose(t, t_ref)
+        assert M.average_precision_score(y, scores, **kwargs) == pytest.approx(
+            sk.average_precision_score(y, scores, **kwargs))

@@ -35,6 +35,10 @@ def test_each_plot_renders_to_png(tmp_path):
             [10, 20, 40], np.array([[0.9, 0.8], [0.85, 0.86], [0.84, 0.83]]),
             [[0.6, 0.62], [0.7, 0.71], [0.76, 0.78]]),
         "learning_1d": plotting.plot_learning_curve([1, 2, 3], [0.5, 0.6, 0.7]),
+        "precision_recall": plotting.plot_precision_recall(y, {"model": s, "inverted": -s}),
+        "confusion": plotting.plot_confusion_matrix(y, (s > 0.5).astype(int)),
+        "confusion_rates": plotting.plot_confusion_matrix(
+            ["a", "b", "c", "a"], ["a", "c", "c", "b"], normalize="true"),
     }
     for name, figure in figures.items():
         assert isinstance(figure, Figure)
@@ -74,3 +78,10 @@ def test_missing_matplotlib_gives_install_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"pip install 'linclass\[plot\]'"):
         plotting.plot_margin_losses()
+
+
+def test_confusion_matrix_plot_refuses_too_many_classes():
+    pytest.importorskip("matplotlib")
+    y = np.arange(60)
+    with pytest.raises(ValueError, match="max_labels"):
+        plotting.plot_confusion_matrix(y, y)
