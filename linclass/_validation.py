@@ -57,17 +57,19 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         if not accept_sparse:
             raise TypeError("%s is a sparse matrix, but this model needs dense "
                             "input; call X.toarray() first" % name)
+        if X.format == "csc":
+            # scipy's csc -> csr conversion indexes through the CSC arrays
+            _csr_arrays(X, name, transposed=True)
         X = X.tocsr() if X.format != "csr" else X
-        if X.nnz > INT32_MAX or X.shape[1] > INT32_MAX:
-            raise ValueError("%s has %d stored values and %d columns; linclass "
-                             "supports up to %d of each" % (name, X.nnz, X.shape[1], INT32_MAX))
+        if X.shape[0] > INT32_MAX or X.shape[1] > INT32_MAX:
+            raise ValueError("%s has shape %r; linclass supports up to %d rows and columns"
+                             % (name, X.shape, INT32_MAX))
+        data, indices, indptr, canonical = _csr_arrays(X, name)
         # A new matrix object around (possibly converted) arrays: the caller's
         # matrix is never modified, not even its attributes.
-        X = sp.csr_matrix((np.asarray(X.data, dtype=dtype),
-                           np.asarray(X.indices, dtype=np.int32),
-                           np.asarray(X.indptr, dtype=np.int32)),
+        X = sp.csr_matrix((np.asarray(data, dtype=dtype), indices, indptr),
                           shape=X.shape, copy=copy)
-        if not X.has_canonical_format:
+        if not canonical:
             X = X.copy()
             X.sum_duplicates()          # sorts indices, adds duplicates
         X.data = np.ascontiguousarray(X.data, dtype=dtype)
@@ -112,6 +114,69 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
             raise ValueError("%s has 0 features: found array with 0 feature(s) (shape=(%d, 0)) "
                              "while a minimum of 1 is required." % (name, n_samples))
     return X
+
+
+_CSR_PROBLEMS = {
+    1: "indptr[0] must be 0, got %(value)s",
+    2: "indptr must be non-decreasing, but indptr[%(where)d + 1] < indptr[%(where)d] "
+       "(row %(where)d)",
+    3: "indptr points past the stored values: indptr[%(where)d] = %(value)s but there "
+       "are %(nnz)d stored values (indptr[n_rows] must equal nnz)",
+    4: "column index out of range: indices[%(where)d] = %(value)s, but the matrix has "
+       "%(n_cols)d columns (indices must be in [0, %(n_cols)d))",
+}
+
+
+def _as_int32_index(arr, name, what):
+    """An index array as C-contiguous int32; values that do not fit raise
+    (casting would wrap them into range silently)."""
+    arr = np.asarray(arr)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise ValueError("%s: sparse %s must be a 1-D integer array, got dtype %s and "
+                         "shape %r" % (name, what, arr.dtype, arr.shape))
+    if arr.dtype != np.int32 and arr.size:
+        lo, hi = arr.min(), arr.max()
+        if lo < -INT32_MAX - 1 or hi > INT32_MAX:
+            raise ValueError("%s: sparse %s holds %d, outside the int32 range linclass "
+                             "supports" % (name, what, hi if hi > INT32_MAX else lo))
+    return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def _csr_arrays(X, name, transposed=False):
+    """``(data, indices, indptr, canonical)`` of a CSR matrix (or, with
+    ``transposed``, a CSC matrix), checked in one pass
+    (:func:`linclass._core._checks.csr_structure`): ``indptr`` starts at 0,
+    never decreases and ends at nnz; every index is in range.  ``canonical``
+    says whether each row's indices are strictly increasing.  Raises
+    ``ValueError`` naming the first problem; scipy itself accepts such
+    matrices, and a kernel reading them would write outside its arrays."""
+    from ._core._checks import csr_structure
+    n_rows, n_cols = X.shape[::-1] if transposed else X.shape
+    indptr = _as_int32_index(X.indptr, name, "indptr")
+    indices = _as_int32_index(X.indices, name, "indices")
+    data = np.asarray(X.data)
+    if data.ndim != 1:
+        raise ValueError("%s: sparse data must be 1-D, got shape %r" % (name, data.shape))
+    if indptr.shape[0] != n_rows + 1:
+        raise ValueError("%s: malformed sparse matrix: indptr has %d entries, expected "
+                         "%d (number of %s + 1)" % (name, indptr.shape[0], n_rows + 1,
+                                                    "columns" if transposed else "rows"))
+    nnz = int(indptr[n_rows])
+    if 0 <= nnz < indices.shape[0] and nnz <= data.shape[0]:
+        indices, data = indices[:nnz], data[:nnz]     # unused capacity (scipy's prune)
+    if data.shape[0] != indices.shape[0]:
+        raise ValueError("%s: malformed sparse matrix: %d stored values but %d indices"
+                         % (name, data.shape[0], indices.shape[0]))
+    status, where, canonical = csr_structure(indptr, indices, n_rows, n_cols)
+    if status:
+        value = indptr[where] if status in (1, 3) else indices[where]
+        msg = _CSR_PROBLEMS[status] % dict(where=where, value=value, nnz=indices.shape[0],
+                                           n_cols=n_cols)
+        if transposed:
+            msg = msg.replace("row", "column").replace("columns (", "rows (")
+        raise ValueError("%s: malformed sparse %s matrix: %s"
+                         % (name, "CSC" if transposed else "CSR", msg))
+    return data, indices, indptr, canonical
 
 
 def check_target(y, n_samples=None, *, name="y"):

@@ -120,6 +120,42 @@ class BaseEstimator:
         for k, v in state.items():
             setattr(self, k, v)
 
+    def _check_state(self):
+        """Check that the fitted attributes agree with each other.
+
+        Called by :func:`linclass.load` after :meth:`_set_state`, so that a
+        model file edited consistently with its digest cannot hand a kernel
+        arrays it would index out of bounds.  Raises ``ValueError`` (``load``
+        turns it into :class:`~linclass.exceptions.ModelFormatError`).  This
+        generic version checks the attributes flat models share
+        (``n_features_in_``, ``classes_``, ``coef_``, ``intercept_``); models
+        whose kernels index other fitted arrays extend it.
+        """
+        state = vars(self)
+        n_features = state.get("n_features_in_")
+        if n_features is not None and (isinstance(n_features, bool) or not isinstance(
+                n_features, (int, np.integer)) or not 0 < n_features <= np.iinfo(np.int32).max):
+            raise ValueError("n_features_in_ must be a positive integer, got %r" % (n_features,))
+        classes = state.get("classes_")
+        if classes is not None and (not isinstance(classes, np.ndarray) or classes.ndim != 1):
+            raise ValueError("classes_ must be a 1-D array")
+        coef = state.get("coef_")
+        if isinstance(coef, np.ndarray):
+            if coef.ndim not in (1, 2) or coef.dtype.kind not in "fiu":
+                raise ValueError("coef_ must be a 1-D or 2-D numeric array, got shape %r "
+                                 "dtype %s" % (coef.shape, coef.dtype))
+            if n_features is not None and coef.shape[coef.ndim - 1] != n_features:
+                raise ValueError("coef_ has %d columns but n_features_in_ is %d"
+                                 % (coef.shape[coef.ndim - 1], n_features))
+            n_rows = coef.shape[0] if coef.ndim == 2 else 1
+            if classes is not None and coef.ndim == 2 and n_rows not in (1, len(classes)):
+                raise ValueError("coef_ has %d rows for %d classes" % (n_rows, len(classes)))
+            intercept = state.get("intercept_")
+            if isinstance(intercept, np.ndarray) and intercept.ndim > 0 and \
+                    intercept.shape != (n_rows,):
+                raise ValueError("intercept_ has shape %r but coef_ has %d rows"
+                                 % (intercept.shape, n_rows))
+
     # -- scikit-learn integration (only called by scikit-learn) ----------
     def __sklearn_tags__(self):
         from sklearn.utils import Tags, TargetTags, InputTags
