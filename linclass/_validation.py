@@ -183,9 +183,13 @@ def check_target(y, n_samples=None, *, name="y"):
     """A 1-D label array with one label per sample (no NaN)."""
     if y is None:
         raise ValueError("%s is required (got None)" % name)
+    given = y
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
+    if y.dtype == object or (y.dtype.kind in "US" and not (
+            isinstance(given, np.ndarray) and given.dtype.kind in "US")):
+        _check_label_types(given if y.dtype.kind in "US" else y, name)
     if y.ndim != 1:
         raise ValueError("%s must be 1-D with one label per sample, got shape %r"
                          % (name, y.shape))
@@ -197,6 +201,46 @@ def check_target(y, n_samples=None, *, name="y"):
     if y.dtype == object and any(v is None for v in y):
         raise ValueError("%s contains None" % name)
     return y
+
+
+def _check_label_types(y, name):
+    """Labels that numpy would silently turn into strings (``[1, "a", 2]``)
+    raise, as in scikit-learn ("Mix of label input types")."""
+    kinds = set()
+    for value in np.asarray(y, dtype=object).ravel():
+        kinds.add("string" if isinstance(value, (str, bytes, np.str_, np.bytes_))
+                  else "number")
+        if len(kinds) > 1:
+            raise ValueError("Mix of label input types (string and number) in %s: "
+                             "labels must be all strings or all numbers" % name)
+
+
+def check_no_overflow(X, owner):
+    """Refuse data whose squared entries overflow double precision.
+
+    A learner that forms ``x @ x`` or ``x @ w`` (perceptron updates, kernel
+    values, coordinate-descent column norms) turns such data into infinite or
+    NaN weights.  ``X`` is a validated matrix; ``owner`` names the model."""
+    values = X.data if sp.issparse(X) else X.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.dot(values, values)) if values.size else 0.0
+    if not np.isfinite(total):
+        raise ValueError("%s: X holds values up to %.3g in magnitude, so sums of squared "
+                         "features overflow double precision and the fitted weights "
+                         "would be infinite or NaN; scale the features first (for "
+                         "example divide each column by its largest absolute value)"
+                         % (type(owner).__name__, np.abs(values).max()))
+
+
+def check_finite_fit(owner, **arrays):
+    """Raise when a solver produced NaN or infinite weights (named in the
+    error with the model), instead of returning a model that predicts garbage."""
+    for name, value in arrays.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise ValueError("%s: the solver produced non-finite values in %s (overflow); "
+                             "scale the features or increase the regularisation"
+                             % (type(owner).__name__, name))
 
 
 def check_X_y(X, y, **kwargs):
