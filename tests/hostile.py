@@ -207,6 +207,133 @@ def run_case(name, case):
         return "ok"
 
 
+# ---------------------------------------------------------------- load --
+LOAD_MODELS = dict(MODELS, SequenceTagger="linclass.SequenceTagger(n_hash=1000, max_iter=1)")
+
+_TAG_X = [["the", "dog", "runs"], ["a", "cat", "sleeps", "now"], ["dogs", "run"]]
+_TAG_Y = [["D", "N", "V"], ["D", "N", "V", "R"], ["N", "V"]]
+
+
+def fitted_model_file(name, path):
+    """Fit model ``name`` on the small data and save it to ``path``."""
+    import warnings
+    import numpy as np
+    import linclass
+    model = eval(LOAD_MODELS[name], {"linclass": linclass})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "SequenceTagger":
+            model.fit(_TAG_X, _TAG_Y)
+        else:
+            X, y = _data(name)
+            if name in NONNEGATIVE:
+                X = np.abs(X)
+            _fit(model, name, X, y)
+    model.save(path)
+    return path
+
+
+def _leaves(value, path=()):
+    """Paths to the numbers and strings of a JSON value (params/state)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, path + (i,))
+    elif not isinstance(value, bool) and isinstance(value, (int, float)):
+        yield path
+
+
+_NUMBER_REPLACEMENTS = [-1, 0, 1, 3, 2 ** 31 - 1, 2 ** 31, 2 ** 63, -2 ** 40, 1e308, 0.5,
+                        "x", None, []]
+
+
+def mutate_model_file(src, dst, seed):
+    """Write to ``dst`` a copy of model file ``src`` with one random edit (an
+    array resized, retyped, emptied or filled with extreme values, or a
+    number of the metadata replaced) and a recomputed digest, so that the
+    edit passes the checksum.  Returns a description of the edit."""
+    import numpy as np
+    from linclass import persistence
+    rng = np.random.default_rng(seed)
+    with np.load(src, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    meta = json.loads(arrays.pop("__linclass_meta__").tobytes().decode())
+    arrays.pop("__linclass_digest__")
+    names = sorted(arrays)
+    leaves = list(_leaves({"params": meta["params"], "state": meta["state"]}))
+    if names and (not leaves or rng.random() < 0.6):
+        key = names[rng.integers(len(names))]
+        a = arrays[key]
+        kind = int(rng.integers(7))
+        if kind == 0 and a.ndim:                        # one element / row fewer
+            a = a[:max(0, a.shape[0] - 1)]
+        elif kind == 1 and a.ndim:                      # one more
+            a = np.concatenate([a, a[:1]]) if a.shape[0] else np.zeros((1,) + a.shape[1:], a.dtype)
+        elif kind == 2:                                 # transposed / flattened
+            a = a.T.copy() if a.ndim == 2 else a.reshape(-1, 1)
+        elif kind == 3:                                 # empty
+            a = a[:0]
+        elif kind == 4 and a.dtype.kind in "iuf":       # extreme values
+            big = np.iinfo(np.int32).max if a.dtype.kind in "iu" else 1e308
+            a = a.copy()
+            if a.size:
+                a.reshape(-1)[rng.integers(a.size)] = big if rng.random() < 0.5 else -big \
+                    if a.dtype.kind != "u" else big
+        elif kind == 5 and a.dtype.kind in "iuf":       # other dtype
+            a = a.astype(np.int64 if a.dtype.kind == "f" else np.float32)
+        elif a.dtype.kind == "f" and a.size:            # NaN
+            a = a.copy()
+            a.reshape(-1)[rng.integers(a.size)] = np.nan
+        arrays[key] = np.ascontiguousarray(a)
+        what = "array %s kind %d" % (key, kind)
+    else:
+        path = leaves[rng.integers(len(leaves))]
+        holder = {"params": meta["params"], "state": meta["state"]}
+        for step in path[:-1]:
+            holder = holder[step]
+        new = _NUMBER_REPLACEMENTS[rng.integers(len(_NUMBER_REPLACEMENTS))]
+        holder[path[len(path) - 1]] = new
+        what = "meta %s = %r" % ("/".join(map(str, path)), new)
+    meta_bytes = json.dumps(meta, sort_keys=True).encode()
+    digest = persistence._digest(meta_bytes, arrays)
+    with open(dst, "wb") as fh:
+        np.savez_compressed(fh, __linclass_meta__=np.frombuffer(meta_bytes, dtype=np.uint8),
+                            __linclass_digest__=np.frombuffer(digest.encode(), dtype=np.uint8),
+                            **arrays)
+    return what
+
+
+def run_load_case(name, path):
+    """Load a (mutated) file and predict: ``ok`` (ModelFormatError, or a model
+    that predicts), ``inconsistent`` (loaded, then predict fails with some
+    other error)."""
+    import warnings
+    import numpy as np
+    import linclass
+    from linclass.exceptions import ModelFormatError
+    try:
+        model = linclass.load(path)
+    except ModelFormatError:
+        return "ok"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if name == "SequenceTagger":
+                out = model.predict(_TAG_X)
+                assert len(out) == len(_TAG_X)
+            else:
+                X, _ = _data(name)
+                if name in NONNEGATIVE:
+                    X = np.abs(X)
+                out = _use(model, name, X)
+                assert len(out) == X.shape[0]
+        except Exception as exc:
+            return "inconsistent:%s:%s" % (type(exc).__name__, str(exc)[:60])
+    return "ok"
+
+
 def run_cases(group, timeout=300):
     """``{(name, case): outcome}`` for a list of (name, case), each in a child
     process (one child for many cases, restarted after a crash)."""
@@ -236,7 +363,8 @@ def _worker(todo):
     warnings.simplefilter("ignore")
     for name, case in todo:
         try:
-            outcome = run_case(name, case)
+            outcome = (run_load_case(name, case[5:]) if case.startswith("load:")
+                       else run_case(name, case))
         except Exception as exc:  # an internal error type leaking out
             outcome = "error:%s:%s" % (type(exc).__name__, str(exc)[:80])
         print("RESULT " + json.dumps([name, case, outcome]), flush=True)
@@ -245,6 +373,29 @@ def _worker(todo):
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--worker":
         _worker(json.loads(sys.argv[2]))
+        sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == "--load":
+        import tempfile
+        n_per_model = int(sys.argv[2])
+        names = sys.argv[3:] or list(LOAD_MODELS)
+        tmp = tempfile.mkdtemp()
+        cases = []
+        for name in names:
+            src = fitted_model_file(name, os.path.join(tmp, name + ".npz"))
+            for k in range(n_per_model):
+                dst = os.path.join(tmp, "%s_%d.npz" % (name, k))
+                mutate_model_file(src, dst, k)
+                cases.append((name, "load:" + dst))
+        res = run_cases(cases)
+        totals = {}
+        for (name, case), outcome in sorted(res.items()):
+            kind = outcome.split("(")[0].split(":")[0]
+            totals.setdefault(name, {}).setdefault(kind, 0)
+            totals[name][kind] += 1
+            if kind != "ok":
+                print(name, case, outcome)
+        for name, counts in totals.items():
+            print("%-24s %s" % (name, counts))
         sys.exit(0)
     names = sys.argv[1:] or list(MODELS)
     allres = run_cases([(n, c) for n in names for c in CASES])
