@@ -121,7 +121,7 @@ _CSR_PROBLEMS = {
     2: "indptr must be non-decreasing, but indptr[%(where)d + 1] < indptr[%(where)d] "
        "(row %(where)d)",
     3: "indptr points past the stored values: indptr[%(where)d] = %(value)s but there "
-       "are %(nnz)d stored values (indptr[n_rows] must equal nnz)",
+       "are %(nnz)d stored values (and as many indices)",
     4: "column index out of range: indices[%(where)d] = %(value)s, but the matrix has "
        "%(n_cols)d columns (indices must be in [0, %(n_cols)d))",
 }
@@ -161,16 +161,14 @@ def _csr_arrays(X, name, transposed=False):
         raise ValueError("%s: malformed sparse matrix: indptr has %d entries, expected "
                          "%d (number of %s + 1)" % (name, indptr.shape[0], n_rows + 1,
                                                     "columns" if transposed else "rows"))
-    nnz = int(indptr[n_rows])
-    if 0 <= nnz < indices.shape[0] and nnz <= data.shape[0]:
+    n_stored = min(data.shape[0], indices.shape[0])
+    status, where, canonical = csr_structure(indptr, indices[:n_stored], n_rows, n_cols)
+    if not status:
+        nnz = int(indptr[n_rows])
         indices, data = indices[:nnz], data[:nnz]     # unused capacity (scipy's prune)
-    if data.shape[0] != indices.shape[0]:
-        raise ValueError("%s: malformed sparse matrix: %d stored values but %d indices"
-                         % (name, data.shape[0], indices.shape[0]))
-    status, where, canonical = csr_structure(indptr, indices, n_rows, n_cols)
-    if status:
-        value = indptr[where] if status in (1, 3) else indices[where]
-        msg = _CSR_PROBLEMS[status] % dict(where=where, value=value, nnz=indices.shape[0],
+    else:
+        value = indptr[where] if status in (1, 2, 3) else indices[where]
+        msg = _CSR_PROBLEMS[status] % dict(where=where, value=value, nnz=n_stored,
                                            n_cols=n_cols)
         if transposed:
             msg = msg.replace("row", "column").replace("columns (", "rows (")

@@ -13,7 +13,7 @@ cdef enum:
     CSR_OK = 0
     CSR_BAD_START = 1         # indptr[0] != 0
     CSR_DECREASING = 2        # indptr[i + 1] < indptr[i]
-    CSR_BAD_END = 3           # indptr[n_rows] != nnz
+    CSR_BAD_END = 3           # indptr[i] > nnz (past the stored values)
     CSR_INDEX_RANGE = 4       # indices[k] < 0 or >= n_cols
 
 
@@ -21,7 +21,8 @@ cdef int _csr_structure(const int* indptr, const int* indices, Py_ssize_t n_rows
                         Py_ssize_t n_cols, Py_ssize_t nnz, Py_ssize_t* where,
                         bint* canonical) noexcept nogil:
     """Check indptr/indices of a CSR matrix; on failure `where[0]` is the
-    row (indptr problems) or the flat position in `indices` (index problems).
+    position in `indptr` (indptr problems) or in `indices` (index problems).
+    Entries of `indices` past indptr[n_rows] (unused capacity) are not read.
     `canonical[0]`: every row's indices strictly increasing (sorted, no
     duplicates)."""
     cdef Py_ssize_t i, k, start, end
@@ -37,7 +38,7 @@ cdef int _csr_structure(const int* indptr, const int* indices, Py_ssize_t n_rows
             where[0] = i
             return CSR_DECREASING
         if end > nnz:
-            where[0] = i
+            where[0] = i + 1
             return CSR_BAD_END
         prev = -1
         for k in range(start, end):
@@ -48,9 +49,6 @@ cdef int _csr_structure(const int* indptr, const int* indices, Py_ssize_t n_rows
             if col <= prev:
                 canonical[0] = False
             prev = col
-    if indptr[n_rows] != nnz:
-        where[0] = n_rows
-        return CSR_BAD_END
     return CSR_OK
 
 
