@@ -146,7 +146,8 @@ class BaseEstimator:
             if coef.ndim not in (1, 2) or coef.dtype.kind not in "fiu":
                 raise ValueError("coef_ must be a 1-D or 2-D numeric array, got shape %r "
                                  "dtype %s" % (coef.shape, coef.dtype))
-            if n_features is not None and coef.shape[coef.ndim - 1] != n_features:
+            if n_features is not None and self._coef_is_per_feature and \
+                    coef.shape[coef.ndim - 1] != n_features:
                 raise ValueError("coef_ has %d columns but n_features_in_ is %d"
                                  % (coef.shape[coef.ndim - 1], n_features))
             n_rows = coef.shape[0] if coef.ndim == 2 else 1
@@ -157,6 +158,10 @@ class BaseEstimator:
                     intercept.shape != (n_rows,):
                 raise ValueError("intercept_ has shape %r but coef_ has %d rows"
                                  % (intercept.shape, n_rows))
+
+    # coef_'s last axis has one entry per input feature (False for models whose
+    # coef_ lives in a joint feature space, e.g. MaxEnt's n_features * n_classes)
+    _coef_is_per_feature = True
 
     # Fitted arrays shared by several models: the size of the first and last
     # axis, as K (classes), F (features), S (support vectors), M (landmarks).
@@ -180,7 +185,7 @@ class BaseEstimator:
             getattr(self, "kernel", None) == "precomputed"
         for name, rule in self._SHAPE_RULES.items():
             arr = state.get(name)
-            if arr is None:
+            if arr is None or ("S" in rule and "support_" not in state):
                 continue
             if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub" \
                     or arr.ndim < len(rule):

@@ -142,6 +142,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     'banana'
     """
 
+    _coef_is_per_feature = False         # coef_ holds the joint feature weights
+
     def __init__(self, algorithm="lbfgs", *, prior_variance=None, max_iter=100, tol=1e-7,
                  correction_feature=None, gis_constant=None, feature_function=None,
                  classes=None, verbose=0):
