@@ -252,7 +252,8 @@ def test_conllu_non_ascii_digit_id_is_a_data_format_error():
         read_conll(io.StringIO(text), format="conllu")
 
 
-_TOKEN = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+_TOKEN = st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
+                   st.text(st.sampled_from("ab \t\u00a0#-_"), max_size=4))
 
 
 @FAST
@@ -268,7 +269,8 @@ def test_conll_writer_round_trips_or_refuses(sentences):
     assert [list(s) for s in back] == [list(s) for s in sentences]
 
 
-_LABEL = st.text(st.characters(blacklist_categories=("Cs",)), max_size=4)
+_LABEL = st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=4),
+                   st.text(st.sampled_from("ab ()\t_"), max_size=3))
 
 
 def _trees(depth):
@@ -287,6 +289,13 @@ def test_tree_str_round_trips_or_refuses(tree):
     except ValueError:
         return
     assert parse_tree(text, strip_outer=False) == tree
+
+
+@pytest.mark.parametrize("tree", [Tree("X", [")"]), Tree("X", [" "]), Tree("X", ["a b"]),
+                                  Tree("(", ["a"]), Tree("", ["a"]), Tree("X", [])])
+def test_tree_str_refuses_what_the_parser_cannot_read(tree):
+    with pytest.raises(ValueError):
+        str(tree)
 
 
 def test_deep_trees_copy_compare_and_pickle_without_recursion():

@@ -153,7 +153,9 @@ class Tree:
         stack = [self]
         while stack:
             item = stack.pop()
-            if isinstance(item, Tree):
+            if item is _CLOSE or item is _SPACE:        # markers, not words
+                parts.append(")" if item is _CLOSE else " ")
+            elif isinstance(item, Tree):
                 if not item.children:
                     raise ValueError("constituent (%s) has no children: the bracketed form "
                                      "cannot express it" % item.label)
@@ -166,12 +168,12 @@ class Tree:
                     raise ValueError("label %r contains whitespace or parentheses: the "
                                      "bracketed form cannot express it" % item.label)
                 parts.append("(" + item.label)
-                stack.append(")")
+                stack.append(_CLOSE)
                 for child in reversed(item.children):
                     stack.append(child)
-                    stack.append(" ")
+                    stack.append(_SPACE)
             else:
-                if item not in (" ", ")") and not _writable(item):
+                if not _writable(item):
                     raise ValueError("word %r is empty or contains whitespace or parentheses: "
                                      "the bracketed form cannot express it" % item)
                 parts.append(item)
@@ -325,6 +327,10 @@ class Tree:
         if self.children and not children:
             return None
         return Tree(self.label, children)
+
+
+_CLOSE = object()      # markers of Tree.__str__'s stack
+_SPACE = object()
 
 
 def _writable(token):
