@@ -217,6 +217,18 @@ def test_svmlight_numbers_agree_with_python_float(literals):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("literal", [
+    "0." + "0" * 99999 + "1e1000000",           # inf (was read as 1.0: capped exponent)
+    "-0." + "0" * 99999 + "1e1000000",          # -inf
+    "0." + "0" * 99999 + "1e100005",            # 1e5, finite
+    "0." + "0" * 99999 + "1e0000000100000",     # 1.0 (leading zeros in the exponent)
+    "1" + "0" * 30 + "e-1000000",
+])
+def test_svmlight_long_exponents_agree_with_python_float(literal):
+    X, _ = load_svmlight_file(io.BytesIO(("1 1:%s\n" % literal).encode()), n_features=1)
+    assert X.toarray()[0, 0] == float(literal)
+
+
 @FAST
 @given(st.lists(st.tuples(st.integers(-3, 3), st.lists(
     st.tuples(st.integers(1, 9), st.floats(-1e6, 1e6, allow_nan=False)),
