@@ -35,6 +35,7 @@ does not import :mod:`linclass.base`.
 """
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import numbers
@@ -310,6 +311,12 @@ def _check_loaded(model):
     every array a kernel indexes agrees with the others), nested models first."""
     check = getattr(model, "_check_state", None)
     if callable(check):
+        check()
+    check = getattr(model, "_check_params", None)     # the checks fit runs
+    if callable(check) and not any(
+            p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                 p.POSITIONAL_OR_KEYWORD)
+            for p in inspect.signature(check).parameters.values()):
         check()
 
 
