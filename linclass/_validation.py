@@ -57,17 +57,19 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         if not accept_sparse:
             raise TypeError("%s is a sparse matrix, but this model needs dense "
                             "input; call X.toarray() first" % name)
+        if X.format == "csc":
+            # scipy's csc -> csr conversion indexes through the CSC arrays
+            _csr_arrays(X, name, transposed=True)
         X = X.tocsr() if X.format != "csr" else X
-        if X.nnz > INT32_MAX or X.shape[1] > INT32_MAX:
-            raise ValueError("%s has %d stored values and %d columns; linclass "
-                             "supports up to %d of each" % (name, X.nnz, X.shape[1], INT32_MAX))
+        if X.shape[0] > INT32_MAX or X.shape[1] > INT32_MAX:
+            raise ValueError("%s has shape %r; linclass supports up to %d rows and columns"
+                             % (name, X.shape, INT32_MAX))
+        data, indices, indptr, canonical = _csr_arrays(X, name)
         # A new matrix object around (possibly converted) arrays: the caller's
         # matrix is never modified, not even its attributes.
-        X = sp.csr_matrix((np.asarray(X.data, dtype=dtype),
-                           np.asarray(X.indices, dtype=np.int32),
-                           np.asarray(X.indptr, dtype=np.int32)),
+        X = sp.csr_matrix((np.asarray(data, dtype=dtype), indices, indptr),
                           shape=X.shape, copy=copy)
-        if not X.has_canonical_format:
+        if not canonical:
             X = X.copy()
             X.sum_duplicates()          # sorts indices, adds duplicates
         X.data = np.ascontiguousarray(X.data, dtype=dtype)
@@ -114,13 +116,78 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
     return X
 
 
+_CSR_PROBLEMS = {
+    1: "indptr[0] must be 0, got %(value)s",
+    2: "indptr must be non-decreasing, but indptr[%(where)d + 1] < indptr[%(where)d] "
+       "(row %(where)d)",
+    3: "indptr points past the stored values: indptr[%(where)d] = %(value)s but there "
+       "are %(nnz)d stored values (and as many indices)",
+    4: "column index out of range: indices[%(where)d] = %(value)s, but the matrix has "
+       "%(n_cols)d columns (indices must be in [0, %(n_cols)d))",
+}
+
+
+def _as_int32_index(arr, name, what):
+    """An index array as C-contiguous int32; values that do not fit raise
+    (casting would wrap them into range silently)."""
+    arr = np.asarray(arr)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise ValueError("%s: sparse %s must be a 1-D integer array, got dtype %s and "
+                         "shape %r" % (name, what, arr.dtype, arr.shape))
+    if arr.dtype != np.int32 and arr.size:
+        lo, hi = arr.min(), arr.max()
+        if lo < -INT32_MAX - 1 or hi > INT32_MAX:
+            raise ValueError("%s: sparse %s holds %d, outside the int32 range linclass "
+                             "supports" % (name, what, hi if hi > INT32_MAX else lo))
+    return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def _csr_arrays(X, name, transposed=False):
+    """``(data, indices, indptr, canonical)`` of a CSR matrix (or, with
+    ``transposed``, a CSC matrix), checked in one pass
+    (:func:`linclass._core._checks.csr_structure`): ``indptr`` starts at 0,
+    never decreases and ends at nnz; every index is in range.  ``canonical``
+    says whether each row's indices are strictly increasing.  Raises
+    ``ValueError`` naming the first problem; scipy itself accepts such
+    matrices, and a kernel reading them would write outside its arrays."""
+    from ._core._checks import csr_structure
+    n_rows, n_cols = X.shape[::-1] if transposed else X.shape
+    indptr = _as_int32_index(X.indptr, name, "indptr")
+    indices = _as_int32_index(X.indices, name, "indices")
+    data = np.asarray(X.data)
+    if data.ndim != 1:
+        raise ValueError("%s: sparse data must be 1-D, got shape %r" % (name, data.shape))
+    if indptr.shape[0] != n_rows + 1:
+        raise ValueError("%s: malformed sparse matrix: indptr has %d entries, expected "
+                         "%d (number of %s + 1)" % (name, indptr.shape[0], n_rows + 1,
+                                                    "columns" if transposed else "rows"))
+    n_stored = min(data.shape[0], indices.shape[0])
+    status, where, canonical = csr_structure(indptr, indices[:n_stored], n_rows, n_cols)
+    if not status:
+        nnz = int(indptr[n_rows])
+        indices, data = indices[:nnz], data[:nnz]     # unused capacity (scipy's prune)
+    else:
+        value = indptr[where] if status in (1, 2, 3) else indices[where]
+        msg = _CSR_PROBLEMS[status] % dict(where=where, value=value, nnz=n_stored,
+                                           n_cols=n_cols)
+        if transposed:
+            msg = msg.replace("row", "column").replace("columns (", "rows (")
+        raise ValueError("%s: malformed sparse %s matrix: %s"
+                         % (name, "CSC" if transposed else "CSR", msg))
+    return data, indices, indptr, canonical
+
+
 def check_target(y, n_samples=None, *, name="y"):
     """A 1-D label array with one label per sample (no NaN)."""
     if y is None:
         raise ValueError("%s is required (got None)" % name)
+    given = y
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
+    if y.dtype == object or (y.dtype.kind in "US" and not (
+            isinstance(given, np.ndarray) and given.dtype.kind in "US")):
+        _check_label_types(given if y.dtype.kind in "US" else y, name)
     if y.ndim != 1:
         raise ValueError("%s must be 1-D with one label per sample, got shape %r"
                          % (name, y.shape))
@@ -132,6 +199,46 @@ def check_target(y, n_samples=None, *, name="y"):
     if y.dtype == object and any(v is None for v in y):
         raise ValueError("%s contains None" % name)
     return y
+
+
+def _check_label_types(y, name):
+    """Labels that numpy would silently turn into strings (``[1, "a", 2]``)
+    raise, as in scikit-learn ("Mix of label input types")."""
+    kinds = set()
+    for value in np.asarray(y, dtype=object).ravel():
+        kinds.add("string" if isinstance(value, (str, bytes, np.str_, np.bytes_))
+                  else "number")
+        if len(kinds) > 1:
+            raise ValueError("Mix of label input types (string and number) in %s: "
+                             "labels must be all strings or all numbers" % name)
+
+
+def check_no_overflow(X, owner):
+    """Refuse data whose squared entries overflow double precision.
+
+    A learner that forms ``x @ x`` or ``x @ w`` (perceptron updates, kernel
+    values, coordinate-descent column norms) turns such data into infinite or
+    NaN weights.  ``X`` is a validated matrix; ``owner`` names the model."""
+    values = X.data if sp.issparse(X) else X.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.dot(values, values)) if values.size else 0.0
+    if not np.isfinite(total):
+        raise ValueError("%s: X holds values up to %.3g in magnitude, so sums of squared "
+                         "features overflow double precision and the fitted weights "
+                         "would be infinite or NaN; scale the features first (for "
+                         "example divide each column by its largest absolute value)"
+                         % (type(owner).__name__, np.abs(values).max()))
+
+
+def check_finite_fit(owner, **arrays):
+    """Raise when a solver produced NaN or infinite weights (named in the
+    error with the model), instead of returning a model that predicts garbage."""
+    for name, value in arrays.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise ValueError("%s: the solver produced non-finite values in %s (overflow); "
+                             "scale the features or increase the regularisation"
+                             % (type(owner).__name__, name))
 
 
 def check_X_y(X, y, **kwargs):

@@ -120,6 +120,95 @@ class BaseEstimator:
         for k, v in state.items():
             setattr(self, k, v)
 
+    def _check_state(self):
+        """Check that the fitted attributes agree with each other.
+
+        Called by :func:`linclass.load` after :meth:`_set_state`, so that a
+        model file edited consistently with its digest cannot hand a kernel
+        arrays it would index out of bounds.  Raises ``ValueError`` (``load``
+        turns it into :class:`~linclass.exceptions.ModelFormatError`).  This
+        generic version checks the attributes flat models share
+        (``n_features_in_``, ``classes_``, ``coef_``, ``intercept_``); models
+        whose kernels index other fitted arrays extend it.
+        """
+        state = vars(self)
+        n_features = state.get("n_features_in_")
+        if "n_features_in_" in state and (isinstance(n_features, bool) or not isinstance(
+                n_features, (int, np.integer)) or not 0 < n_features <= np.iinfo(np.int32).max):
+            raise ValueError("n_features_in_ must be a positive integer, got %r" % (n_features,))
+        classes = state.get("classes_")
+        if "classes_" in state and (not isinstance(classes, np.ndarray) or classes.ndim != 1
+                                    or classes.shape[0] == 0):
+            raise ValueError("classes_ must be a non-empty 1-D array")
+        self._check_shape_rules(state)
+        coef = state.get("coef_")
+        if isinstance(coef, np.ndarray):
+            if coef.ndim not in (1, 2) or coef.dtype.kind not in "fiu":
+                raise ValueError("coef_ must be a 1-D or 2-D numeric array, got shape %r "
+                                 "dtype %s" % (coef.shape, coef.dtype))
+            if n_features is not None and self._coef_is_per_feature and \
+                    coef.shape[coef.ndim - 1] != n_features:
+                raise ValueError("coef_ has %d columns but n_features_in_ is %d"
+                                 % (coef.shape[coef.ndim - 1], n_features))
+            n_rows = coef.shape[0] if coef.ndim == 2 else 1
+            if classes is not None and coef.ndim == 2 and n_rows not in (1, len(classes)):
+                raise ValueError("coef_ has %d rows for %d classes" % (n_rows, len(classes)))
+            intercept = state.get("intercept_")
+            if isinstance(intercept, np.ndarray) and intercept.ndim > 0 and \
+                    intercept.shape != (n_rows,):
+                raise ValueError("intercept_ has shape %r but coef_ has %d rows"
+                                 % (intercept.shape, n_rows))
+
+    # coef_'s last axis has one entry per input feature (False for models whose
+    # coef_ lives in a joint feature space, e.g. MaxEnt's n_features * n_classes)
+    _coef_is_per_feature = True
+
+    # Fitted arrays shared by several models: the size of the first and last
+    # axis, as K (classes), F (features), S (support vectors), M (landmarks).
+    _SHAPE_RULES = {
+        "feature_log_prob_": ("K", "F"), "feature_count_": ("K", "F"),
+        "feature_log_prob_absent_": ("K", "F"), "class_log_prior_": ("K",),
+        "class_count_": ("K",), "component_log_weight_": ("K", None),
+        "support_": ("S",), "support_vectors_": ("S", "F"), "dual_coef_": (None, "S"),
+        "_sv_sq_norms": ("S",), "n_support_": ("K",),
+        "landmarks_": ("M", "F"), "landmark_indices_": ("M",), "eigenvalues_": ("M",),
+        "projection_": ("M", None),
+    }
+
+    def _check_shape_rules(self, state):
+        sizes = {}
+        if isinstance(state.get("classes_"), np.ndarray):
+            sizes["K"] = state["classes_"].shape[0]
+        if "n_features_in_" in state:
+            sizes["F"] = int(state["n_features_in_"])
+        precomputed = state.get("kernel") == "precomputed" or \
+            getattr(self, "kernel", None) == "precomputed"
+        for name, rule in self._SHAPE_RULES.items():
+            arr = state.get(name)
+            if arr is None or ("S" in rule and "support_" not in state):
+                continue
+            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub" \
+                    or arr.ndim < len(rule):
+                raise ValueError("%s must be a numeric array with at least %d dimensions"
+                                 % (name, len(rule)))
+            axes = ((0, rule[0]),) if len(rule) == 1 else ((0, rule[0]), (arr.ndim - 1, rule[1]))
+            for axis, symbol in axes:
+                if symbol is None or (precomputed and name == "support_vectors_"):
+                    continue
+                size = arr.shape[axis]
+                if sizes.setdefault(symbol, size) != size:
+                    raise ValueError("%s has shape %r, inconsistent with the other fitted "
+                                     "arrays (%s = %d)" % (name, arr.shape, symbol, sizes[symbol]))
+        support = state.get("support_")
+        if isinstance(support, np.ndarray) and support.size and "shape_fit_" in state:
+            n_fit = state["shape_fit_"][0]
+            if support.min() < 0 or support.max() >= n_fit:
+                raise ValueError("support_ indexes outside the %d training samples" % n_fit)
+        n_support = state.get("n_support_")
+        if isinstance(n_support, np.ndarray) and "S" in sizes and n_support.sum() != sizes["S"]:
+            raise ValueError("n_support_ sums to %d but there are %d support vectors"
+                             % (n_support.sum(), sizes["S"]))
+
     # -- scikit-learn integration (only called by scikit-learn) ----------
     def __sklearn_tags__(self):
         from sklearn.utils import Tags, TargetTags, InputTags

@@ -35,6 +35,7 @@ does not import :mod:`linclass.base`.
 """
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import numbers
@@ -121,7 +122,7 @@ class _Decoder:
 
     def _array(self, ref):
         name = ref["__array__"]
-        if name not in self.arrays:
+        if not isinstance(name, str) or name not in self.arrays:
             raise ModelFormatError("%s: array %r referenced by the metadata is missing"
                                    % (self.filename, name))
         arr = self.arrays[name]
@@ -142,11 +143,23 @@ class _Decoder:
             return {_hashable(self.decode(k)): self.decode(v) for k, v in value["__dict__"]}
         if "__csr__" in value:
             data, indices, indptr = (self._array(r) for r in value["__csr__"])
-            return sp.csr_matrix((data, indices, indptr), shape=tuple(value["shape"]))
+            shape = tuple(int(n) for n in value["shape"])
+            if len(shape) != 2:
+                raise ModelFormatError("%s: sparse matrix of shape %r" % (self.filename, shape))
+            mat = sp.csr_matrix((data, indices, indptr), shape=shape)
+            # the same one-pass structure check as any sparse input
+            from ._validation import _csr_arrays
+            data, indices, indptr, _ = _csr_arrays(mat, "%s: stored sparse matrix"
+                                                   % self.filename)
+            return sp.csr_matrix((data, indices, indptr), shape=shape)
         if "__estimator__" in value:
             cls = _resolve_class(value["__estimator__"], self.filename)
+            if not isinstance(value.get("params"), dict):
+                raise ModelFormatError("%s: nested %s without parameters"
+                                       % (self.filename, value["__estimator__"]))
             est = cls(**self.decode(value["params"]))
-            est._set_state(self.decode(value["state"]))
+            est._set_state(self.decode(value.get("state", {})))
+            _check_loaded(est)
             return est
         raise ModelFormatError("%s: unknown tagged value with keys %s"
                                % (self.filename, sorted(value)))
@@ -221,28 +234,132 @@ def save_model(model, path):
     return path
 
 
-def load(path):
+#: Default limit on the total uncompressed size of a model file's arrays
+#: (``load(path, max_bytes=...)`` raises it for larger models).
+MAX_BYTES = 2 ** 30
+#: Limit on the JSON metadata, and on the number of arrays in a file.
+MAX_META_BYTES = 2 ** 26
+MAX_ARRAYS = 100_000
+
+_LOAD_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                OverflowError, RecursionError, UnicodeError, zipfile.BadZipFile, EOFError)
+
+
+def _read_npy(zf, info, filename, with_data):
+    """The array stored in zip member ``info``; the ``.npy`` header is read and
+    checked against the zip directory (dtype without objects, size =
+    product of the shape) before any data is decompressed."""
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:
+            raise ValueError("unsupported .npy version %r" % (version,))
+        if dtype.hasobject or dtype.kind == "V":
+            raise ValueError("array %s has dtype %s, which model files never hold"
+                             % (info.filename, dtype))
+        n_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if n_bytes != info.file_size - fh.tell():
+            raise ValueError("array %s: header says %d bytes of data, the archive holds %d"
+                             % (info.filename, n_bytes, info.file_size - fh.tell()))
+        if not with_data:
+            return None
+        data = fh.read(n_bytes)
+        if len(data) != n_bytes:
+            raise EOFError("array %s is cut short" % info.filename)
+        arr = np.frombuffer(data, dtype=dtype)
+        return arr.reshape(shape, order="F" if fortran else "C").copy()
+
+
+def _read_archive(filename, max_bytes):
+    """``{name: array}`` of a model file, checking the zip directory, the
+    ``.npy`` headers and the total size before decompressing any array data."""
+    with zipfile.ZipFile(filename) as zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_ARRAYS:
+            raise ModelFormatError("%s: %d entries; a linclass model file holds at most %d"
+                                   % (filename, len(infos), MAX_ARRAYS))
+        names = {}
+        for info in infos:
+            if not info.filename.endswith(".npy") or info.filename[:-4] in names:
+                raise ModelFormatError("%s: unexpected archive entry %r"
+                                       % (filename, info.filename))
+            names[info.filename[:-4]] = info
+        if "__linclass_meta__" not in names or "__linclass_digest__" not in names:
+            raise ModelFormatError("%s: not a linclass model file (no linclass metadata)"
+                                   % filename)
+        if names["__linclass_meta__"].file_size > MAX_META_BYTES:
+            raise ModelFormatError("%s: metadata of %d bytes exceeds the limit of %d"
+                                   % (filename, names["__linclass_meta__"].file_size,
+                                      MAX_META_BYTES))
+        total = sum(info.file_size for info in infos)
+        if total > max_bytes:
+            raise ModelFormatError(
+                "%s: the arrays take %d bytes uncompressed, more than max_bytes=%d; "
+                "if you trust the file, call linclass.load(path, max_bytes=...) with a "
+                "larger limit" % (filename, total, max_bytes))
+        for info in infos:                      # every header, before any data
+            _read_npy(zf, info, filename, with_data=False)
+        return {name: _read_npy(zf, info, filename, with_data=True)
+                for name, info in names.items()}
+
+
+def _check_loaded(model):
+    """Run the model's consistency check of its fitted state (``_check_state``:
+    every array a kernel indexes agrees with the others), nested models first."""
+    check = getattr(model, "_check_state", None)
+    if callable(check):
+        check()
+    check = getattr(model, "_check_params", None)     # the checks fit runs
+    if callable(check) and not any(
+            p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                 p.POSITIONAL_OR_KEYWORD)
+            for p in inspect.signature(check).parameters.values()):
+        check()
+
+
+def load(path, *, max_bytes=MAX_BYTES):
     """Load a model written by ``model.save(path)``.
 
+    Loading never runs code named by the file: the class comes from the
+    allow-list of public models, arrays are read without pickle, sizes are
+    checked (against the zip directory, each ``.npy`` header and
+    ``max_bytes``) before any array is decompressed, and the fitted state is
+    checked for consistency (``_check_state``) before the model is returned.
+
+    Parameters
+    ----------
+    path : str or path-like
+    max_bytes : int, default 2**30
+        Refuse files whose arrays take more than this many bytes uncompressed.
+
     Raises :class:`~linclass.exceptions.ModelFormatError` for a file that is
-    not a linclass model, was modified after saving, or was written by a newer
-    format version.
+    not a linclass model, was modified after saving, is inconsistent, too
+    large, or was written by a newer format version.
     """
     filename = os.fspath(path)
     try:
-        with np.load(filename, allow_pickle=False) as npz:
-            contents = {k: npz[k] for k in npz.files}
-    except FileNotFoundError:
+        contents = _read_archive(filename, max_bytes)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise ModelFormatError("%s: not a linclass model file (%s)" % (filename, exc))
-    if "__linclass_meta__" not in contents or "__linclass_digest__" not in contents:
-        raise ModelFormatError("%s: not a linclass model file (no linclass metadata)" % filename)
+    except ModelFormatError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
+            NotImplementedError, RuntimeError, OverflowError, MemoryError, KeyError) as exc:
+        # (zlib.error is an Exception subclass raised as is by zipfile)
+        raise ModelFormatError("%s: not a linclass model file (%s: %s)"
+                               % (filename, type(exc).__name__, exc))
+    except Exception as exc:  # zlib.error and other decompression failures
+        if type(exc).__module__ in ("zlib", "zipfile"):
+            raise ModelFormatError("%s: not a linclass model file (%s)" % (filename, exc))
+        raise
     meta_bytes = contents.pop("__linclass_meta__").tobytes()
     stored_digest = contents.pop("__linclass_digest__").tobytes().decode("ascii", "replace")
     try:
         meta = json.loads(meta_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ModelFormatError("%s: corrupt metadata (%s)" % (filename, exc))
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise ModelFormatError("%s: not a linclass model file" % filename)
@@ -258,10 +375,22 @@ def load(path):
         raise ModelFormatError("%s: checksum mismatch: the file was modified or damaged "
                                "after it was saved" % filename)
     cls = _resolve_class(meta.get("class", ""), filename)
+    if not isinstance(meta.get("params"), dict) or not isinstance(meta.get("state"), dict):
+        raise ModelFormatError("%s: metadata lacks the params/state of the model" % filename)
     dec = _Decoder(contents, filename)
     try:
-        model = cls(**dec.decode(meta["params"]))
-    except TypeError as exc:
+        params = dec.decode(meta["params"])
+        model = cls(**params)
+    except ModelFormatError:
+        raise
+    except _LOAD_ERRORS as exc:
         raise ModelFormatError("%s: parameters do not match %s: %s" % (filename, cls.__name__, exc))
-    model._set_state(dec.decode(meta["state"]))
+    try:
+        model._set_state(dec.decode(meta["state"]))
+        _check_loaded(model)
+    except ModelFormatError:
+        raise
+    except _LOAD_ERRORS as exc:
+        raise ModelFormatError("%s: inconsistent %s model: %s: %s"
+                               % (filename, cls.__name__, type(exc).__name__, exc))
     return model

@@ -158,6 +158,10 @@ cdef bint parse_double(const char* s, const char* e, double* out) noexcept nogil
         while p < e and is_digit(p[0]):
             if exp_part < 100000:
                 exp_part = exp_part * 10 + (p[0] - 48)
+            else:
+                # capped: the value is left to strtod (the cap could otherwise
+                # cancel against a long run of fraction digits: 0.0...01e9999999)
+                truncated = True
             p += 1
         exp10 += -exp_part if exp_neg else exp_part
     if p != e:

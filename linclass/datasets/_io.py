@@ -104,6 +104,17 @@ def read_text(f, *, encoding="utf-8"):
         from ..exceptions import DataFormatError
         raise DataFormatError("cannot decode the file as %s (%s)" % (encoding, err.reason),
                               name) from err
+    except (EOFError, OSError, ValueError) as err:   # corrupt .gz / .bz2 (zlib.error is OSError-like)
+        if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        from ..exceptions import DataFormatError
+        raise DataFormatError("cannot decompress the file (%s: %s)"
+                              % (type(err).__name__, err), name) from err
+    except Exception as err:
+        if type(err).__module__ == "zlib":
+            from ..exceptions import DataFormatError
+            raise DataFormatError("cannot decompress the file (%s)" % err, name) from err
+        raise
     if "\r" in text:  # text streams handed in by the caller may keep \r\n
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, name

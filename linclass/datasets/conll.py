@@ -343,6 +343,9 @@ def _read_conllu(lines, name, columns, sep):
                                 name, lineno)
         in_sentence = True
         token_id = row[0]
+        if not token_id.isascii():
+            raise _conllu_error("malformed word id %r (ids are ASCII digits)" % token_id,
+                                name, lineno)
         if token_id.isdigit():
             raise _conllu_error("word id %s out of order (expected %d)"
                                 % (token_id, expected_id), name, lineno)
@@ -395,6 +398,31 @@ def _is_conllu(sentences):
     return False
 
 
+def _conll_field_check(sep):
+    """Problem with a CoNLL row that ``read_conll`` (which splits on any run of
+    whitespace) would not read back, or None."""
+    def check(row):
+        for field in row:
+            if not field or field.split() != [field]:
+                return "field %r is empty or contains whitespace" % (field,)
+            if sep not in (" ", "\t") and sep in field:
+                return "field %r contains the separator %r" % (field, sep)
+        if row and row[0] == _DOCSTART:
+            return "a row starting with %s reads back as a document boundary" % _DOCSTART
+        return None
+    return check
+
+
+def _conllu_field_check(sep):
+    """Problem with a CoNLL-U row (fields split on ``sep``, lines on newlines)."""
+    def check(row):
+        for field in row:
+            if sep in field or "\n" in field or "\r" in field:
+                return "field %r contains the separator or a line break" % (field,)
+        return None
+    return check
+
+
 def write_conll(sentences, f, *, format="auto", sep=None, encoding="utf-8"):
     """Write sentences as a CoNLL column file or CoNLL-U.
 
@@ -419,6 +447,16 @@ def write_conll(sentences, f, *, format="auto", sep=None, encoding="utf-8"):
     sep : str, optional
         Field separator; default a tab for CoNLL-U and a space for CoNLL.
     encoding : str
+
+    Raises
+    ------
+    DataFormatError
+        A row that :func:`read_conll` could not read back as written: in
+        CoNLL, a field that is empty or contains whitespace (the reader
+        splits on runs of whitespace, so ``"New York"`` would become two
+        columns) or a row whose first field is ``-DOCSTART-``; in CoNLL-U, a
+        field holding the separator or a line break.  Nothing is escaped:
+        replace such characters (e.g. ``"New_York"``) before writing.
     """
     if format not in ("auto", "conll", "conllu"):
         raise ValueError("format must be 'auto', 'conll' or 'conllu', got %r" % (format,))
@@ -428,6 +466,7 @@ def write_conll(sentences, f, *, format="auto", sep=None, encoding="utf-8"):
     if sep is None:
         sep = "\t" if format == "conllu" else " "
     name = source_name(f)
+    check_field = _conllu_field_check(sep) if format == "conllu" else _conll_field_check(sep)
     out = []
     for index, sentence in enumerate(sentences):
         comments = getattr(sentence, "comments", None) or ()
@@ -451,6 +490,10 @@ def write_conll(sentences, f, *, format="auto", sep=None, encoding="utf-8"):
             except TypeError:
                 raise DataFormatError("sentence %d, row %d: fields must be strings, got %r"
                                       % (index, position, row), name) from None
+            problem = check_field(row)
+            if problem:
+                raise DataFormatError("sentence %d, row %d: %s; read_conll could not read "
+                                      "it back: %r" % (index, position, problem, row), name)
         while k < n_extra:
             out.append(sep.join(extra[k][1]))
             k += 1

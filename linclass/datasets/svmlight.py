@@ -128,7 +128,18 @@ def _read_buffer(f, offset):
                 start_pos = fobj.tell()
             except (AttributeError, OSError, ValueError):
                 start_pos = 0
-        buf = fobj.read()
+        try:
+            buf = fobj.read()
+        except (EOFError, OSError, ValueError) as err:   # corrupt .gz / .bz2
+            if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
+                raise
+            raise DataFormatError("cannot decompress the file (%s: %s)"
+                                  % (type(err).__name__, err), _source_name(f)) from err
+        except Exception as err:
+            if type(err).__module__ == "zlib":
+                raise DataFormatError("cannot decompress the file (%s)" % err,
+                                      _source_name(f)) from err
+            raise
     finally:
         if should_close:
             fobj.close()

@@ -117,38 +117,75 @@ class Tree:
     def __eq__(self, other):
         if not isinstance(other, Tree):
             return NotImplemented
-        return self.label == other.label and self.children == other.children
+        stack = [(self, other)]                  # iterative: no RecursionError on deep trees
+        while stack:
+            a, b = stack.pop()
+            if a is b:
+                continue
+            if a.label != b.label or len(a.children) != len(b.children):
+                return False
+            for x, y in zip(a.children, b.children):
+                x_tree, y_tree = isinstance(x, Tree), isinstance(y, Tree)
+                if x_tree and y_tree:
+                    stack.append((x, y))
+                elif x_tree or y_tree or x != y:
+                    return False
+        return True
 
     __hash__ = None
 
     def __repr__(self):
-        text = str(self)
+        try:
+            text = str(self)
+        except ValueError:
+            text = "%s ... (not writable as brackets)" % self.label
         if len(text) > 80:
             text = text[:76] + " ..."
         return "Tree(%s)" % text
 
     def __str__(self):
+        """The bracketed form on one line; ``parse_tree(str(t)) == t`` (for a root
+        that ``strip_outer`` does not strip).  Raises ``ValueError`` for a tree
+        the parser could not read back: a label or word that is empty (labels
+        may be empty only before a sub-tree) or contains whitespace or
+        parentheses, or a constituent without children.  Nothing is escaped."""
         parts = []
         stack = [self]
         while stack:
             item = stack.pop()
-            if isinstance(item, Tree):
+            if item is _CLOSE or item is _SPACE:        # markers, not words
+                parts.append(")" if item is _CLOSE else " ")
+            elif isinstance(item, Tree):
+                if not item.children:
+                    raise ValueError("constituent (%s) has no children: the bracketed form "
+                                     "cannot express it" % item.label)
+                if item.label == "":
+                    if not isinstance(item.children[0], Tree):
+                        raise ValueError("an unlabeled constituent whose first child is the "
+                                         "word %r would read back with that word as its label"
+                                         % item.children[0])
+                elif not _writable(item.label):
+                    raise ValueError("label %r contains whitespace or parentheses: the "
+                                     "bracketed form cannot express it" % item.label)
                 parts.append("(" + item.label)
-                stack.append(")")
+                stack.append(_CLOSE)
                 for child in reversed(item.children):
                     stack.append(child)
-                    stack.append(" ")
+                    stack.append(_SPACE)
             else:
+                if not _writable(item):
+                    raise ValueError("word %r is empty or contains whitespace or parentheses: "
+                                     "the bracketed form cannot express it" % item)
                 parts.append(item)
         return "".join(parts)
 
     def __reduce__(self):
-        return (Tree, (self.label, self.children))
+        return (_rebuild_tree, (_flatten(self),))
 
     # -- views ----------------------------------------------------------------
     def copy(self):
-        """A deep copy."""
-        return Tree(self.label, [c.copy() if isinstance(c, Tree) else c for c in self.children])
+        """A deep copy (iterative: deep trees do not hit the recursion limit)."""
+        return _rebuild_tree(_flatten(self))
 
     def is_preterminal(self):
         """True when every child is a word (and there is at least one)."""
@@ -290,6 +327,54 @@ class Tree:
         if self.children and not children:
             return None
         return Tree(self.label, children)
+
+
+_CLOSE = object()      # markers of Tree.__str__'s stack
+_SPACE = object()
+
+
+def _writable(token):
+    """A label or word the bracket parser reads back as itself."""
+    return bool(token) and "(" not in token and ")" not in token and token.split() == [token]
+
+
+def _flatten(tree):
+    """Pre-order list: a constituent is ``(label, n_children)``, a word a str."""
+    out = []
+    stack = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tree):
+            out.append((item.label, len(item.children)))
+            stack.extend(reversed(item.children))
+        else:
+            out.append(item)
+    return out
+
+
+def _rebuild_tree(flat):
+    """Inverse of :func:`_flatten`, without recursion."""
+    root = None
+    stack = []          # [tree, children still to attach]
+    for item in flat:
+        if isinstance(item, str):
+            node = item
+        else:
+            label, n_children = item
+            node = Tree.__new__(Tree)
+            node.label = label
+            node.children = []
+        if stack:
+            parent = stack[len(stack) - 1]
+            parent[0].children.append(node)
+            parent[1] -= 1
+        else:
+            root = node
+        if not isinstance(node, str) and item[1] > 0:
+            stack.append([node, item[1]])
+        while stack and stack[len(stack) - 1][1] == 0:
+            stack.pop()
+    return root
 
 
 def _tokenize(text):

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_classification_target
+from .._validation import check_classification_target, check_no_overflow
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_sample_weight, draw_seed)
 from ..base import BaseEstimator, ClassifierMixin
@@ -100,6 +100,7 @@ class KernelPerceptron(KernelModelMixin, ClassifierMixin, BaseEstimator):
             X = check_precomputed_gram(X, at_fit=True)
         else:
             X = check_array(X)
+        check_no_overflow(X, self)
         n_samples = X.shape[0]
         classes, codes = check_classification_target(y, n_samples)
         sample_weight = check_sample_weight(sample_weight, n_samples)

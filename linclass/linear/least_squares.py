@@ -31,6 +31,7 @@ from ._common import LinearDecisionMixin, map_threads
 from .._validation import (check_classification_data, class_weight_per_sample,
                            kernel_rows)
 from .._validation import check_positive
+from .._validation import check_finite_fit, check_no_overflow
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 
@@ -362,6 +363,7 @@ class LassoClassifier(_LeastSquaresBase):
         check_positive(self.tol, "tol")
         check_positive(self.max_iter, "max_iter", integer=True)
         X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
+        check_no_overflow(X, self)
         n_features = X.shape[1]
         W0 = None
         if (self.warm_start and getattr(self, "coef_", None) is not None
@@ -370,6 +372,7 @@ class LassoClassifier(_LeastSquaresBase):
         coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
                                     int(self.max_iter), W0, self.n_jobs)
         self._publish(X, classes, coef, ybar, op.mu)
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.n_iter_ = int(max(r[1] for r in results))
         self.dual_gap_ = np.array([r[2] for r in results])
         if any(r[2] > r[3] for r in results):

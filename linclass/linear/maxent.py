@@ -142,6 +142,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     'banana'
     """
 
+    _coef_is_per_feature = False         # coef_ holds the joint feature weights
+
     def __init__(self, algorithm="lbfgs", *, prior_variance=None, max_iter=100, tol=1e-7,
                  correction_feature=None, gis_constant=None, feature_function=None,
                  classes=None, verbose=0):
@@ -568,6 +570,19 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             d = d_new
         delta[active] = d
         return delta
+
+    def _check_state(self):
+        """coef_ is 1-D with one weight per joint feature (``n_features_in_ *
+        n_classes`` for matrix input); called by :func:`linclass.load`."""
+        super()._check_state()
+        coef = self.coef_
+        if not isinstance(coef, np.ndarray) or coef.ndim != 1 or coef.dtype.kind != "f":
+            raise ValueError("coef_ must be a 1-D float array")
+        if getattr(self, "input_kind_", None) == "matrix" and \
+                coef.shape[0] != self.n_features_in_ * len(self.classes_):
+            raise ValueError("coef_ has %d weights but %d features x %d classes need %d"
+                             % (coef.shape[0], self.n_features_in_, len(self.classes_),
+                                self.n_features_in_ * len(self.classes_)))
 
     # ------------------------------------------------------------ predict --
     def decision_function(self, X):

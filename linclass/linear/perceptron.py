@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._core import _perceptron
 from ._common import LinearDecisionMixin
+from .._validation import check_finite_fit, check_no_overflow
 from .._validation import (check_X, check_classification_data, check_predict_X,
                            class_weight_per_sample, kernel_rows)
 from .._validation import (check_n_features, check_partial_fit_classes,
@@ -167,6 +168,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        check_no_overflow(X, self)
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
         keep = (self.warm_start and hasattr(self, "_W") and hasattr(self, "classes_")
                 and np.array_equal(self.classes_, classes)
@@ -180,6 +182,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         n_run, mistakes, log = self._run(X, codes, cost, self.max_iter, True, bool(self.voted))
         self.n_iter_ = int(n_run)
         self._publish()
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         if self.voted:
             self._store_votes(X, log, W_start)
         if mistakes.size and mistakes[-1] > 0:

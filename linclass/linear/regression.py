@@ -35,6 +35,7 @@ import numpy as np
 
 from .._validation import check_X, check_predict_X
 from .._validation import check_positive, check_sample_weight
+from .._validation import check_finite_fit, check_no_overflow
 from ..base import BaseEstimator, RegressorMixin
 from ..exceptions import ConvergenceWarning
 from .least_squares import (_CenteredOperator, check_ridge_params, lasso_columns, solve_lasso,
@@ -210,6 +211,7 @@ class Lasso(_LinearRegressionBase):
         check_positive(self.tol, "tol")
         check_positive(self.max_iter, "max_iter", integer=True)
         X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
+        check_no_overflow(X, self)
         op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
         W0 = None
         prev = getattr(self, "coef_", None)
@@ -220,6 +222,7 @@ class Lasso(_LinearRegressionBase):
         coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
                                     int(self.max_iter), W0, self.n_jobs)
         self._publish(X, coef, ybar, op.mu, was_1d)
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.n_iter_ = int(max(r[1] for r in results))
         gaps = np.array([r[2] for r in results])
         self.dual_gap_ = float(gaps[0]) if was_1d else gaps

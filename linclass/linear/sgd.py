@@ -282,8 +282,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         check_positive(self.max_iter, "max_iter", integer=True)
         if self.tol is not None:
             if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
-                    or np.isnan(self.tol):
-                raise ValueError("tol must be a number or None, got %r" % (self.tol,))
+                    or np.isnan(self.tol) or self.tol < 0:
+                raise ValueError("tol must be a number >= 0 or None, got %r" % (self.tol,))
         check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
         if self.early_stopping:
             v = self.validation_fraction

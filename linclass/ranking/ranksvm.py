@@ -43,7 +43,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import (check_array, check_target, check_sample_weight, check_positive,
-                           check_n_features, check_is_fitted, draw_seed)
+                           check_n_features, check_is_fitted, draw_seed,
+                           check_random_state)
 from ..base import BaseEstimator
 from ..exceptions import ConvergenceWarning
 
@@ -344,6 +345,7 @@ class RankSVM(BaseEstimator):
             max_iter = 50 if solver == "newton" else 1000
         else:
             max_iter = check_positive(self.max_iter, "max_iter", integer=True)
+        check_random_state(self.random_state)        # raises on anything else
         return solver, max_iter
 
     def _tol(self, solver):

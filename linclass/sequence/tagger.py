@@ -327,7 +327,43 @@ class SequenceTagger(BaseEstimator):
         if not hasattr(self, "emission_"):
             raise NotFittedError("this SequenceTagger is not fitted yet; call fit() first")
 
+    def _check_state(self):
+        """The fitted arrays agree (called by :func:`linclass.load`): weights
+        of shape (n_features_, K), (K, K), (K**3,) or empty, (K,), (K,);
+        the featurizer's width equals ``n_features_``; ``order`` is 1 or 2."""
+        super()._check_state()
+        if self.order not in (1, 2):
+            raise ValueError("order must be 1 or 2, got %r" % (self.order,))
+        K = len(self.classes_)
+        F = self.n_features_
+        if isinstance(F, bool) or not isinstance(F, (int, np.integer)) or F < 0:
+            raise ValueError("n_features_ must be an integer >= 0, got %r" % (F,))
+        order2 = K ** 3 if self.order == 2 else 0
+        expected = {"emission_": (F, K), "transitions_": (K, K), "start_": (K,),
+                    "stop_": (K,)}
+        for name, shape in expected.items():
+            arr = getattr(self, name)
+            if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype.kind != "f":
+                raise ValueError("%s must be a float array of shape %r, got %r"
+                                 % (name, shape, getattr(arr, "shape", arr)))
+        if not isinstance(self.transitions2_, np.ndarray) or \
+                self.transitions2_.shape not in ((order2,), (0,)) or \
+                (self.order == 2 and self.transitions2_.shape != (order2,)):
+            raise ValueError("transitions2_ must have %d entries" % order2)
+        if len({a.dtype for a in (self.emission_, self.transitions_, self.transitions2_,
+                                  self.start_, self.stop_)}) != 1:
+            raise ValueError("the weight arrays must share one dtype")
+        features = self.features_
+        width = getattr(features, "n_features_", None)
+        n_hash = getattr(features, "n_hash", None)
+        if width != F or (n_hash is not None and n_hash != width):
+            raise ValueError("the feature extractor produces %r features (n_hash=%r) but the "
+                             "weights have %d rows" % (width, n_hash, F))
+
     def _decode_codes(self, Xf, offsets):
+        if Xf.shape[1] != self.emission_.shape[0]:
+            raise ValueError("the feature extractor produced %d features but the weights "
+                             "have %d rows" % (Xf.shape[1], self.emission_.shape[0]))
         n_sent = len(offsets) - 1
         out = np.zeros(Xf.shape[0], dtype=np.int32)
         scores = np.zeros(n_sent)
