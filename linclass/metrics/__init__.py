@@ -16,7 +16,8 @@ differences are in each docstring.  By topic:
     squared) and the multi-class hinge loss.
 ``chunking``
     chunk precision/recall/F1 exactly as the CoNLL ``conlleval`` script,
-    token and sentence accuracy of label sequences.
+    token and sentence accuracy of label sequences; sklearn-crfsuite's
+    ``flat_*`` metrics and ``sequence_accuracy_score``.
 ``ranking``
     pairwise ranking accuracy, NDCG@k, MAP, MRR, precision@k, per-query tables.
 ``parsing``
@@ -47,7 +48,10 @@ from .losses import (MARGIN_LOSSES, MarginLoss, exponential_loss_margin, hinge_l
                      zero_one_loss_margin)
 from .chunking import (CHUNK_SCHEMES, ConllevalCounts, chunk_f1, chunk_precision_recall_f1,
                        conlleval_counts, conlleval_report, conlleval_report_from_lines,
-                       read_conlleval_lines, sentence_accuracy, token_accuracy)
+                       read_conlleval_lines, sentence_accuracy, token_accuracy,
+                       flat_accuracy_score, flat_classification_report, flat_f1_score,
+                       flat_fbeta_score, flat_precision_score, flat_recall_score,
+                       sequence_accuracy_score)
 from .ranking import (average_precision_per_query, mean_average_precision, mean_reciprocal_rank,
                       ndcg_at_k, pairwise_ranking_accuracy, precision_at_k, query_metrics,
                       ranking_report)
@@ -65,5 +69,7 @@ __all__ = [
     "token_accuracy", "average_precision_per_query", "mean_average_precision",
     "mean_reciprocal_rank", "ndcg_at_k", "pairwise_ranking_accuracy", "precision_at_k",
     "query_metrics", "ranking_report", "COLLINS_DELETE_LABELS", "labeled_brackets",
-    "parseval_counts", "parseval",
+    "parseval_counts", "parseval", "flat_accuracy_score", "flat_classification_report",
+    "flat_f1_score", "flat_fbeta_score", "flat_precision_score", "flat_recall_score",
+    "sequence_accuracy_score",
 ]

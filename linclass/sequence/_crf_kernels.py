@@ -41,9 +41,10 @@ class StateTable:
         return cls(ptr, np.tile(np.arange(n_labels, dtype=np.int32), n_attributes), n_labels)
 
     @classmethod
-    def observed(cls, Xf, gold, n_labels, min_freq=0):
+    def observed(cls, Xf, gold, n_labels, min_freq=0, extra_keys=None):
         """The pairs (attribute, label of its token) seen in training at least
-        ``min_freq`` times (CRFsuite's state features)."""
+        ``min_freq`` times (CRFsuite's state features); ``extra_keys``
+        (``attribute * K + label``) are added when ``min_freq`` is 0."""
         K = int(n_labels)
         F = Xf.shape[1]
         labels = np.repeat(np.asarray(gold, np.int64), np.diff(Xf.indptr))
@@ -51,6 +52,8 @@ class StateTable:
         keys, counts = np.unique(keys, return_counts=True)
         if min_freq > 0:
             keys = keys[counts >= min_freq]
+        elif extra_keys is not None and len(extra_keys):
+            keys = np.union1d(keys, np.asarray(extra_keys, dtype=np.int64))
         attrs = keys // K
         ptr = np.zeros(F + 1, dtype=np.int64)
         np.cumsum(np.bincount(attrs, minlength=F), out=ptr[1:])

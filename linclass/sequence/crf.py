@@ -55,6 +55,40 @@ def _single_threaded_blas():
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def _zero_valued(features, prefix, out):
+    """Names of the attributes of one python-crfsuite item given the value 0."""
+    for key, value in features.items():
+        if isinstance(value, dict):
+            _zero_valued(value, prefix + str(key) + ":", out)
+        elif isinstance(value, (bool, np.bool_, numbers.Real)) and not isinstance(value, str) \
+                and value == 0:
+            out.append(prefix + str(key))
+
+
+def _zero_valued_pairs(X, gold, attributes, n_labels):
+    """Keys ``attribute * K + label`` of attributes given the value 0 at a token.
+
+    CRFsuite creates the state feature (attribute, label) for every attribute
+    of a training token, whatever its value; such a feature scores the label
+    wherever the attribute is non-zero, so it changes the model.  The token
+    matrix keeps no explicit zeros: they are found here.
+    """
+    index = {a: i for i, a in enumerate(attributes)}
+    keys = []
+    t = 0
+    for sent in X:
+        for token in sent:
+            if isinstance(token, dict):
+                names = []
+                _zero_valued(token, "", names)
+                for name in names:
+                    f = index.get(name)
+                    if f is not None:
+                        keys.append(f * n_labels + int(gold[t]))
+            t += 1
+    return np.asarray(keys, dtype=np.int64)
+
+
 class SequenceFeaturesMixin:
     """Token features of the probabilistic sequence models: python-crfsuite
     items (``features=None``) or a linclass feature template."""
@@ -83,6 +117,11 @@ class SequenceFeaturesMixin:
 
     def _featurize(self, X, fit, name="X"):
         _check_sentences(X, name)
+        for i, sent in enumerate(X):
+            if isinstance(sent, dict):
+                raise ValueError("%s[%d] is a dict (a token?): %s must be a list of sentences, "
+                                 "each a list of tokens; for one sentence use the *_single "
+                                 "methods" % (name, i, name))
         if self.features is not None:
             first = next((tok for sent in X for tok in sent), None)
             if isinstance(first, str):
@@ -238,7 +277,10 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         if self.all_possible_states:
             table = kernels.StateTable.dense(Xf.shape[1], K)
         else:
-            table = kernels.StateTable.observed(Xf, gold, K, self.min_freq)
+            extra = None
+            if self.features is None and self.min_freq == 0:
+                extra = _zero_valued_pairs(X, gold, self.features_.attributes_, K)
+            table = kernels.StateTable.observed(Xf, gold, K, self.min_freq, extra)
         batch = kernels.make_batch(Xf, offsets, table, gold)
         dev = None
         if X_dev is not None:
