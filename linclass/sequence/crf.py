@@ -115,13 +115,18 @@ class SequenceFeaturesMixin:
                     ("w",) if n_cols == 1 else tuple("c%d" % i for i in range(n_cols))
         return FeatureTemplate(template=_resolve_template(self.features), columns=columns)
 
-    def _featurize(self, X, fit, name="X"):
+    @staticmethod
+    def _check_sentence_list(X, name="X"):
         _check_sentences(X, name)
         for i, sent in enumerate(X):
             if isinstance(sent, dict):
                 raise ValueError("%s[%d] is a dict (a token?): %s must be a list of sentences, "
                                  "each a list of tokens; for one sentence use the *_single "
                                  "methods" % (name, i, name))
+        return X
+
+    def _featurize(self, X, fit, name="X"):
+        self._check_sentence_list(X, name)
         if self.features is not None:
             first = next((tok for sent in X for tok in sent), None)
             if isinstance(first, str):
@@ -267,7 +272,7 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
             best weights are kept.  Dev labels must occur in ``y``.
         """
         self._check_params()
-        _check_sentences(X)
+        self._check_sentence_list(X)
         if (X_dev is None) != (y_dev is None):
             raise ValueError("give both X_dev and y_dev, or neither")
         classes, gold = _encode_label_sequences(y, X)
