@@ -318,6 +318,7 @@ def negative_log_likelihood(const double[::1] w, const int[::1] attr_ptr,
     cdef const double* w_ptr = &w[0] if w.shape[0] > 0 else NULL
     cdef double* gw_ptr = &grad_w[0] if grad_w.shape[0] > 0 else NULL
     cdef const int* al_ptr = &attr_label[0] if attr_label.shape[0] > 0 else NULL
+    cdef const int* gold_ptr = &gold[0] if gold.shape[0] > 0 else NULL
     n_tokens = _check_common(w.shape[0], K, attr_ptr, attr_label, trans, start, stop,
                              indices, data, indptr, sent_offsets)
     if grad_w.shape[0] != w.shape[0] or grad_trans.shape[0] != K or grad_trans.shape[1] != K \
@@ -341,7 +342,7 @@ def negative_log_likelihood(const double[::1] w, const int[::1] attr_ptr,
                 n = sent_offsets[s + 1] - row0
                 status = sentence_gradient(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr,
                                            &indptr[0], row0, n, &trans[0, 0], &start[0],
-                                           &stop[0], trans_shift, &gold[row0], &ws, gw_ptr,
+                                           &stop[0], trans_shift, gold_ptr + row0, &ws, gw_ptr,
                                            &grad_trans[0, 0], &grad_start[0], &grad_stop[0],
                                            &nll)
                 if status != 0:
@@ -405,7 +406,7 @@ def marginals(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_
                 for t in range(n):
                     for k in range(K):
                         node[row0 + t, k] = ws.alpha[t * K + k] * ws.beta[t * K + k]
-                if want_edge:
+                if want_edge and n > 0:
                     for k in range(K):
                         for i in range(K):
                             edge[row0, i, k] = 0.0

@@ -377,3 +377,22 @@ def test_bad_input_raises_clearly():
         CRF(c1=-1).fit(feats, Y)
     with pytest.raises(NotFittedError):
         CRF().predict(feats)
+
+
+def test_command_line_train_predict_evaluate(tmp_path, capsys):
+    from linclass.cli import main
+    X, Y = generated_ner_corpus(60, 13)
+    text = "".join("\n".join("%s %s %s" % (w, p, lab) for (w, p), lab in zip(x, y)) + "\n\n"
+                   for x, y in zip(X, Y))
+    data = tmp_path / "train.txt"
+    data.write_text(text)
+    for extra in ([], ["-p", "features='w[0] w[-1] w[1] pos[0]'"]):
+        model = tmp_path / "crf.npz"
+        assert main(["train", "--model", "crf", "-p", "max_iterations=50", *extra, str(data),
+                     "-o", str(model)]) == 0
+        assert "trained crf" in capsys.readouterr().out
+        out = tmp_path / "pred.txt"
+        assert main(["predict", str(model), str(data), "-o", str(out)]) == 0
+        assert out.read_text() == text
+        assert main(["evaluate", str(model), str(data)]) == 0
+        assert "FB1: 100.00" in capsys.readouterr().out
