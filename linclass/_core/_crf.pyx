@@ -8,8 +8,10 @@ Model (first order, K labels, F token attributes):
 
 State features are *sparse* (as in CRFsuite): attribute f owns the state
 features p = attr_ptr[f] .. attr_ptr[f+1]-1, each for one label attr_label[p]
-with weight w[p].  With all (attribute, label) pairs present this is the dense
-F x K weight matrix in row-major order.  Tokens of all sentences are rows of
+with weight w[p]; the labels of one attribute are distinct and increasing, so
+an attribute with K state features is a dense row (labels 0..K-1, read with
+a contiguous, vectorisable loop).  With all (attribute, label) pairs present
+this is the dense F x K weight matrix in row-major order.  Tokens of all sentences are rows of
 one CSR matrix (indices int32, data float64, indptr int32); sentence s owns rows
 sent_offsets[s]:sent_offsets[s+1].
 
@@ -83,9 +85,10 @@ cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_
                           double* E) noexcept nogil:
     """E[t, :] = sparse state scores of token row0 + t; start added at t = 0,
     stop at t = n - 1   (E: n x K, overwritten)."""
-    cdef Py_ssize_t t, p, q, k, f
+    cdef Py_ssize_t t, p, q, k, f, q0, q1
     cdef double v
     cdef double* erow
+    cdef const double* wrow
     for t in range(n):
         erow = E + t * K
         for k in range(K):
@@ -93,8 +96,15 @@ cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_
         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
             f = indices[p]
             v = data[p]
-            for q in range(attr_ptr[f], attr_ptr[f + 1]):
-                erow[attr_label[q]] += v * w[q]          # E[t, label(q)] += x[t, f] * w[q]
+            q0 = attr_ptr[f]
+            q1 = attr_ptr[f + 1]
+            if q1 - q0 == K:                         # every label (sorted): a dense row
+                wrow = w + q0
+                for k in range(K):
+                    erow[k] += v * wrow[k]           # E[t] += x[t, f] * W[f]
+            else:
+                for q in range(q0, q1):
+                    erow[attr_label[q]] += v * w[q]  # E[t, label(q)] += x[t, f] * w[q]
     if n > 0:
         for k in range(K):
             E[k] += start[k]
@@ -204,8 +214,9 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
                            double* grad_w, double* grad_trans, double* grad_start,
                            double* grad_stop, double* nll) noexcept nogil:
     """nll += log Z - score(gold); gradients += E_model[phi] - phi(gold)."""
-    cdef Py_ssize_t t, p, q, i, k, f
+    cdef Py_ssize_t t, p, q, i, k, f, q0, q1
     cdef double lz, v, gold_score = 0.0, a, c
+    cdef double* gq
     cdef double* P
     cdef const double* row
     cdef double* grow
@@ -256,8 +267,15 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
             f = indices[p]
             v = data[p]
-            for q in range(attr_ptr[f], attr_ptr[f + 1]):
-                grad_w[q] += v * P[attr_label[q]]     # grad[f, k] += x[t, f] * (P_t[k] - [k == y_t])
+            q0 = attr_ptr[f]
+            q1 = attr_ptr[f + 1]
+            if q1 - q0 == K:                          # a dense row: labels 0..K-1
+                gq = grad_w + q0
+                for k in range(K):
+                    gq[k] += v * P[k]                 # grad[f] += x[t, f] * (P_t - e_{y_t})
+            else:
+                for q in range(q0, q1):
+                    grad_w[q] += v * P[attr_label[q]]  # grad[f, k] += x[t, f] * (P_t[k] - [k == y_t])
     return 0
 
 

@@ -75,6 +75,13 @@ class StateTable:
                              % len(lab))
         if len(lab) and (lab.min() < 0 or lab.max() >= self.n_labels):
             raise ValueError("state table: labels must lie in [0, %d)" % self.n_labels)
+        # labels strictly increasing within each attribute (the kernel reads an
+        # attribute with K state features as a dense row of labels 0..K-1)
+        same_attr = np.ones(len(lab), dtype=bool)
+        same_attr[ptr[:-1][ptr[:-1] < len(lab)]] = False
+        if len(lab) > 1 and np.any(np.diff(lab)[same_attr[1:]] <= 0):
+            raise ValueError("state table: the labels of each attribute must be distinct "
+                             "and sorted")
 
     def attribute_of(self):
         """Attribute id of each state feature."""

@@ -193,3 +193,14 @@ def test_bad_shapes_raise():
         _crf.negative_log_likelihood(*kernel_args(p), np.zeros(1, np.int32),
                                      np.zeros(len(p["w"])), np.zeros((2, 2)), np.zeros(2),
                                      np.zeros(2))
+
+
+def test_state_table_requires_sorted_distinct_labels():
+    from linclass.sequence._crf_kernels import StateTable
+    StateTable([0, 2, 3], [0, 1, 1], 2)
+    with pytest.raises(ValueError, match="sorted"):
+        StateTable([0, 2, 3], [1, 0, 1], 2)
+    with pytest.raises(ValueError, match="sorted"):
+        StateTable([0, 2], [1, 1], 2)
+    with pytest.raises(ValueError, match=r"\[0, 2\)"):
+        StateTable([0, 1], [2], 2)
