@@ -90,15 +90,14 @@ class HMM(BaseEstimator):
         return out
 
     def _codes(self, words):
-        """Token rows (word id + 1, bias = attribute 0) as CSR and sentence offsets."""
-        import scipy.sparse as sp
+        """Word ids (-1: unknown) of every token and the sentence offsets."""
         lengths = np.array([len(s) for s in words], dtype=np.int64)
         offsets = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         get = self._index.get
         ids = np.fromiter((get(w, -1) for s in words for w in s), dtype=np.int64,
                           count=int(offsets[-1]))
-        return ids, offsets, sp
+        return ids, offsets
 
     def fit(self, X, y):
         """Count start, transition, stop and emission events of ``(X, y)``."""
@@ -108,7 +107,7 @@ class HMM(BaseEstimator):
         K = len(classes)
         vocabulary = sorted({w for s in words for w in s})
         self._index = {w: i for i, w in enumerate(vocabulary)}
-        ids, offsets, _ = self._codes(words)
+        ids, offsets = self._codes(words)
         V = len(vocabulary)
         a, b = float(self.emission_smoothing), float(self.transition_smoothing)
         nonempty = np.flatnonzero(np.diff(offsets) > 0)
@@ -144,7 +143,7 @@ class HMM(BaseEstimator):
         """(table, batch, w, trans, start, stop) of the kernels for sentences X."""
         import scipy.sparse as sp
         self._check_fitted()
-        ids, offsets, _ = self._codes(self._words(X))
+        ids, offsets = self._codes(self._words(X))
         K, V = len(self.classes_), len(self.vocabulary_)
         n = len(ids)
         known = ids >= 0
@@ -194,7 +193,7 @@ class HMM(BaseEstimator):
     def score(self, X, y):
         """Token accuracy of ``predict(X)`` against ``y``."""
         pred = self.predict(X)
-        _, gold = _encode_label_sequences(y, X, classes=None)
+        _encode_label_sequences(y, X)                    # same shapes, string labels
         flat_true = [t for s in y for t in s]
         flat_pred = [t for s in pred for t in s]
         return float(np.mean([a == b for a, b in zip(flat_true, flat_pred)])) if flat_true \
