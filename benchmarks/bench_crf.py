@@ -39,10 +39,13 @@ NOTES = [
     "Peer: python-crfsuite `Trainer(algorithm='lbfgs')` with the same c1/c2/max_iterations "
     "(and `feature.possible_transitions` as linclass's `all_possible_transitions`); same "
     "features on both sides (CRFsuite's observed-pair state features).",
-    "Chunking ratio = CRFsuite median seconds per iteration / linclass median seconds per "
-    "iteration (both from the per-iteration logs of one run each, in the same process); "
-    "NER ratio = whole `train` time ratio.  The machine was shared with other jobs "
-    "(load average ~8 on 2 cores): absolute times are noisy.",
+    "Chunking ratio = CRFsuite median CPU seconds per iteration / linclass median CPU "
+    "seconds per iteration (both from the per-iteration logs of one run each, in the same "
+    "process; CRFsuite's log times iterations with clock(), i.e. process CPU time, so "
+    "linclass's are CPU time too -- wall-clock times are meaningless on this machine).  "
+    "The n_jobs=2 row is wall-clock per iteration (CPU time adds the threads up).  NER ratio "
+    "= whole `train` wall time ratio.  The machine was shared with other jobs (load "
+    "average 12-14 on 2 cores): absolute times are noisy.",
 ]
 
 
@@ -78,8 +81,9 @@ def crfsuite_fit(pycrfsuite, feats, Y, params, path):
     return trainer.logparser, seconds, tagger
 
 
-def _per_iteration(history):
-    t = np.array([0.0] + [h["seconds"] for h in history])
+def _per_iteration(history, key="cpu_seconds"):
+    """Median CPU seconds per iteration (CRFsuite's log reports clock(), CPU time)."""
+    t = np.array([0.0] + [h[key] for h in history])
     return float(np.median(np.diff(t)))
 
 
@@ -101,7 +105,7 @@ def case_chunking(data_dir, quick, rows, pycrfsuite):
         fits[n_jobs] = (crf, total, f1)
     crf1, total1, f1_lin = fits[1]
     per_lin = _per_iteration(crf1.history_)
-    per_lin2 = _per_iteration(fits[2][0].history_)
+    per_lin2 = _per_iteration(fits[2][0].history_, "seconds")
     if pycrfsuite is None:
         rows.append(_harness.make_row("chunking CRF L2 (%d it) s/iter" % iters, "CoNLL-2000",
                                       "python-crfsuite", None, per_lin, None,
@@ -118,13 +122,16 @@ def case_chunking(data_dir, quick, rows, pycrfsuite):
     peer_times = [it["time"] for it in log.iterations]
     per_peer = float(np.median(peer_times))
     final_peer = log.last_iteration["loss"]
-    reach = next((h["seconds"] for h in crf1.history_ if h["objective"] <= final_peer), None)
-    note = ("linclass %d it (%s), objective %.1f; CRFsuite %d it, objective %.1f; linclass "
-            "fit incl. feature extraction %.1fs; CRFsuite train %.1fs; linclass reaches "
-            "CRFsuite's final objective after %s"
+    reach = next((h["cpu_seconds"] for h in crf1.history_ if h["objective"] <= final_peer),
+                 None)
+    note = ("linclass %d it (%s), objective %.1f; CRFsuite %d it, objective %.1f; CPU s in "
+            "the iterations: linclass %.1f, CRFsuite %.1f; wall: linclass fit incl. feature "
+            "extraction %.1fs, CRFsuite train %.1fs; linclass reaches CRFsuite's final "
+            "objective after %s CPU; n_jobs=1 wall s/iter %.3f"
             % (crf1.n_iter_, crf1.stop_reason_, crf1.objective_, len(log.iterations),
-               final_peer, total1, seconds,
-               "%.1fs" % reach if reach is not None else "never (within its iterations)"))
+               final_peer, crf1.history_[-1]["cpu_seconds"], sum(peer_times), total1, seconds,
+               "%.1fs" % reach if reach is not None else "never (within its iterations)",
+               _per_iteration(crf1.history_, "seconds")))
     rows.append(_harness.make_row("chunking CRF L2 c2=1 (%d it) s/iter" % iters,
                                   "CoNLL-2000 %d sent" % len(Xtr), "python-crfsuite", per_peer,
                                   per_lin, "F1 %.4f" % f1_peer, "F1 %.4f" % f1_lin, note=note))

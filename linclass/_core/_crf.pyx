@@ -46,6 +46,7 @@ cdef struct Workspace:
     double* scale     # n   scales c_t
     double* shift     # n   shifts m_t
     double* T         # K x K exp(trans - max trans)
+    double* Tt        # K x K its transpose (the backward pass reads columns of T as rows)
     int* back         # n x K Viterbi back pointers
     double* tmp       # K   scratch
 
@@ -59,9 +60,10 @@ cdef int workspace_alloc(Workspace* ws, Py_ssize_t n, Py_ssize_t K) noexcept nog
     ws.scale = <double*>malloc(n * sizeof(double))
     ws.shift = <double*>malloc(n * sizeof(double))
     ws.T = <double*>malloc(K * K * sizeof(double))
+    ws.Tt = <double*>malloc(K * K * sizeof(double))
     ws.back = <int*>malloc(n * K * sizeof(int))
     ws.tmp = <double*>malloc(K * sizeof(double))
-    if (ws.tmp == NULL or ws.E == NULL or ws.alpha == NULL or ws.beta == NULL or ws.scale == NULL
+    if (ws.tmp == NULL or ws.Tt == NULL or ws.E == NULL or ws.alpha == NULL or ws.beta == NULL or ws.scale == NULL
             or ws.shift == NULL or ws.T == NULL or ws.back == NULL):
         return 1
     return 0
@@ -74,6 +76,7 @@ cdef void workspace_free(Workspace* ws) noexcept nogil:
     free(ws.scale)
     free(ws.shift)
     free(ws.T)
+    free(ws.Tt)
     free(ws.back)
     free(ws.tmp)
 
@@ -111,16 +114,19 @@ cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_
             E[(n - 1) * K + k] += stop[k]
 
 
-cdef void exp_transitions(const double* trans, Py_ssize_t K, double* T,
+cdef void exp_transitions(const double* trans, Py_ssize_t K, double* T, double* Tt,
                           double* shift) noexcept nogil:
-    """T = exp(trans - max(trans)); shift[0] = max(trans)"""
-    cdef Py_ssize_t i
+    """T = exp(trans - max(trans)); Tt = T.T; shift[0] = max(trans)"""
+    cdef Py_ssize_t i, k
     cdef double m = -INFINITY
     for i in range(K * K):
         if trans[i] > m:
             m = trans[i]
     for i in range(K * K):
         T[i] = exp(trans[i] - m)
+    for i in range(K):
+        for k in range(K):
+            Tt[k * K + i] = T[i * K + k]
     shift[0] = m
 
 
@@ -196,12 +202,14 @@ cdef int forward_backward(Workspace* ws, Py_ssize_t n, Py_ssize_t K, double tran
         be = ws.beta + (t - 1) * K
         e = ws.E + t * K
         c = 1.0 / ws.scale[t]
-        for i in range(K):
-            row = T + i * K
-            b = 0.0
-            for k in range(K):
-                b += row[k] * e[k] * nxt[k]
-            be[i] = b * c
+        for k in range(K):
+            ws.tmp[k] = e[k] * nxt[k] * c          # u = e_t * beta_t / c_t
+            be[k] = 0.0
+        for k in range(K):
+            b = ws.tmp[k]
+            row = ws.Tt + k * K
+            for i in range(K):
+                be[i] += row[i] * b                # beta_{t-1} += T[:, k] * u[k]  (axpy, vectorises)
         t -= 1
     return 0
 
@@ -354,7 +362,7 @@ def negative_log_likelihood(const double[::1] w, const int[::1] attr_ptr,
     with nogil:
         status = workspace_alloc(&ws, max_len, K)
         if status == 0:
-            exp_transitions(&trans[0, 0], K, ws.T, &trans_shift)
+            exp_transitions(&trans[0, 0], K, ws.T, ws.Tt, &trans_shift)
             for s in range(first, last):
                 row0 = sent_offsets[s]
                 n = sent_offsets[s + 1] - row0
@@ -411,7 +419,7 @@ def marginals(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_
     with nogil:
         status = workspace_alloc(&ws, max_len, K)
         if status == 0:
-            exp_transitions(&trans[0, 0], K, ws.T, &trans_shift)
+            exp_transitions(&trans[0, 0], K, ws.T, ws.Tt, &trans_shift)
             for s in range(first, last):
                 row0 = sent_offsets[s]
                 n = sent_offsets[s + 1] - row0

@@ -205,8 +205,8 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         Non-zero state feature weights (as sklearn-crfsuite).
     transition_features_ : dict {(label_from, label_to): weight}
     history_ : list of dict
-        Per iteration: objective, gradient norm, step, evaluations, seconds,
-        dev accuracy.
+        Per iteration: objective, gradient norm, step, evaluations, seconds
+        (wall clock and process CPU time since the start), dev accuracy.
     n_iter_ : int
     stop_reason_ : str
     """
@@ -323,11 +323,13 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         self.history_ = []
         best = {"acc": -1.0, "theta": None, "since": 0}
         t_start = time.perf_counter()
+        cpu_start = time.process_time()
 
         def callback(k, theta, F, pg_norm, step, n_evals):
             row = {"iteration": k, "objective": float(F), "gradient_norm": float(pg_norm),
                    "step": float(step), "evaluations": int(n_evals),
                    "seconds": time.perf_counter() - t_start,
+                   "cpu_seconds": time.process_time() - cpu_start,
                    "active_features": int(np.count_nonzero(theta))}
             stop = False
             if dev is not None:
