@@ -97,7 +97,10 @@ def minimize_owlqn(fun, x0, *, c1=0.0, max_iterations=None, num_memories=6, epsi
             x_new = x + step * d
             if c1 > 0:
                 x_new[np.sign(x_new) != orthant] = 0.0
-            f_new, g_new = fun(x_new)
+            try:
+                f_new, g_new = fun(x_new)
+            except FloatingPointError:         # overflow far along d: step back
+                f_new, g_new = np.inf, None
             n_evals += 1
             F_new = f_new + c1 * np.abs(x_new).sum()
             decrease = pg.dot(x_new - x) if c1 > 0 else step * slope
