@@ -52,6 +52,8 @@ PUBLIC_MODELS = {
     "CollectiveClassifier": "graph",
     "PCFG": "parsing",
     "DiscriminativeParser": "parsing",
+    "CRF": "sequence",
+    "HMM": "sequence",
 }
 
 # command-line model name -> (module:Class, task, description)
@@ -94,6 +96,10 @@ MODELS = {
                    "naive Bayes with mixture class-conditionals (multinomial/Bernoulli, EM)"),
     "ranksvm": ("linclass.ranking:RankSVM", "ranking",
                 "ranking SVM on pairwise preferences within queries (O(n log n) truncated Newton)"),
+    "crf": ("linclass.sequence:CRF", "sequence",
+            "linear-chain CRF (forward-backward; L-BFGS with L2, OWL-QN with L1/elastic net)"),
+    "hmm": ("linclass.sequence:HMM", "sequence",
+            "generative HMM tagger (smoothed counts, Viterbi, forward-backward marginals)"),
 }
 
 

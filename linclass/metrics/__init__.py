@@ -16,7 +16,8 @@ differences are in each docstring.  By topic:
     squared) and the multi-class hinge loss.
 ``chunking``
     chunk precision/recall/F1 exactly as the CoNLL ``conlleval`` script,
-    token and sentence accuracy of label sequences.
+    token and sentence accuracy of label sequences; sklearn-crfsuite's
+    ``flat_*`` metrics and ``sequence_accuracy_score``.
 ``ranking``
     pairwise ranking accuracy, NDCG@k, MAP, MRR, precision@k, per-query tables.
 ``parsing``
@@ -36,35 +37,19 @@ References
    coverage plots, ROC plots, ranking accuracy, squared error of probability
    estimates; chapter 7: margin losses).
 """
-from ._checks import UndefinedMetricWarning
-from .classification import (accuracy_score, class_ratio, classification_report, confusion_matrix,
-                             error_rate, f1_score, fbeta_score, precision_recall_fscore_support,
-                             precision_score, recall_score, specificity_score)
-from .scores import (average_precision_score, coverage_curve, precision_recall_curve, roc_auc_score,
-                     roc_curve)
-from .probability import (brier_score, brier_score_loss, log_loss)
-from .losses import (MARGIN_LOSSES, MarginLoss, exponential_loss_margin, hinge_loss,
-                     hinge_loss_margin, logistic_loss_margin, margin_loss, squared_loss_margin,
-                     zero_one_loss_margin)
-from .chunking import (CHUNK_SCHEMES, ConllevalCounts, chunk_f1, chunk_precision_recall_f1,
-                       conlleval_counts, conlleval_report, conlleval_report_from_lines,
-                       read_conlleval_lines, sentence_accuracy, token_accuracy)
-from .ranking import (average_precision_per_query, mean_average_precision, mean_reciprocal_rank,
-                      ndcg_at_k, pairwise_ranking_accuracy, precision_at_k, query_metrics,
-                      ranking_report)
-from .parsing import (COLLINS_DELETE_LABELS, labeled_brackets, parseval, parseval_counts)
 
-__all__ = [
-    "UndefinedMetricWarning", "accuracy_score", "class_ratio", "classification_report",
-    "confusion_matrix", "error_rate", "f1_score", "fbeta_score", "precision_recall_fscore_support",
-    "precision_score", "recall_score", "specificity_score", "coverage_curve", "roc_auc_score",
-    "roc_curve", "precision_recall_curve", "average_precision_score", "brier_score",
-    "brier_score_loss", "log_loss", "MARGIN_LOSSES", "MarginLoss", "exponential_loss_margin",
-    "hinge_loss", "hinge_loss_margin", "logistic_loss_margin", "margin_loss",
-    "squared_loss_margin", "zero_one_loss_margin", "CHUNK_SCHEMES", "ConllevalCounts", "chunk_f1",
-    "chunk_precision_recall_f1", "conlleval_counts", "conlleval_report",
-    "conlleval_report_from_lines", "read_conlleval_lines", "sentence_accuracy", "token_accuracy",
-    "average_precision_per_query", "mean_average_precision", "mean_reciprocal_rank", "ndcg_at_k",
-    "pairwise_ranking_accuracy", "precision_at_k", "query_metrics", "ranking_report",
-    "COLLINS_DELETE_LABELS", "labeled_brackets", "parseval_counts", "parseval",
-]
+# every public name of the topic modules, listed in each module's __all__
+from . import chunking, classification, losses, parsing, probability, ranking, scores
+from ._checks import UndefinedMetricWarning
+from .classification import *  # noqa: F401,F403
+from .scores import *  # noqa: F401,F403
+from .probability import *  # noqa: F401,F403
+from .losses import *  # noqa: F401,F403
+from .chunking import *  # noqa: F401,F403
+from .ranking import *  # noqa: F401,F403
+from .parsing import *  # noqa: F401,F403
+
+__all__ = ["UndefinedMetricWarning"]
+for _module in (classification, scores, probability, losses, chunking, ranking, parsing):
+    __all__ += _module.__all__
+del _module

@@ -7,7 +7,9 @@ import numpy as np
 from ..exceptions import DataFormatError
 from ._checks import _check_average
 
-__all__ = ['CHUNK_SCHEMES', 'ConllevalCounts', 'chunk_f1', 'chunk_precision_recall_f1', 'conlleval_counts', 'conlleval_report', 'conlleval_report_from_lines', 'read_conlleval_lines', 'sentence_accuracy', 'token_accuracy']
+__all__ = ['CHUNK_SCHEMES', 'ConllevalCounts', 'chunk_f1', 'chunk_precision_recall_f1', 'conlleval_counts', 'conlleval_report', 'conlleval_report_from_lines', 'read_conlleval_lines', 'sentence_accuracy', 'token_accuracy',
+           'flat_accuracy_score', 'flat_precision_score', 'flat_recall_score', 'flat_f1_score',
+           'flat_fbeta_score', 'flat_classification_report', 'sequence_accuracy_score']
 
 
 #: Tagging schemes accepted by the chunk metrics.
@@ -439,3 +441,52 @@ def sentence_accuracy(y_true_sents, y_pred_sents):
     """Fraction of sentences tagged entirely correctly."""
     pairs = _check_sentences(y_true_sents, y_pred_sents, None)
     return sum(t == p for t, p in pairs) / len(pairs)
+
+
+# -- sklearn-crfsuite's ``metrics`` module: token-level metrics of flattened sequences --
+def _flatten(y_true_sents, y_pred_sents):
+    pairs = _check_sentences(y_true_sents, y_pred_sents, None)
+    return ([a for t, _ in pairs for a in t], [b for _, p in pairs for b in p])
+
+
+def flat_accuracy_score(y_true, y_pred):
+    """Token accuracy of label sequences (sklearn-crfsuite's ``flat_accuracy_score``)."""
+    from .classification import accuracy_score
+    return accuracy_score(*_flatten(y_true, y_pred))
+
+
+def flat_precision_score(y_true, y_pred, **kwargs):
+    """:func:`precision_score` of the flattened sequences (sklearn-crfsuite's)."""
+    from .classification import precision_score
+    return precision_score(*_flatten(y_true, y_pred), **kwargs)
+
+
+def flat_recall_score(y_true, y_pred, **kwargs):
+    """:func:`recall_score` of the flattened sequences (sklearn-crfsuite's)."""
+    from .classification import recall_score
+    return recall_score(*_flatten(y_true, y_pred), **kwargs)
+
+
+def flat_f1_score(y_true, y_pred, **kwargs):
+    """:func:`f1_score` of the flattened sequences, e.g. ``average="weighted",
+    labels=[...]`` as in sklearn-crfsuite's tutorial."""
+    from .classification import f1_score
+    return f1_score(*_flatten(y_true, y_pred), **kwargs)
+
+
+def flat_fbeta_score(y_true, y_pred, beta, **kwargs):
+    """:func:`fbeta_score` of the flattened sequences (sklearn-crfsuite's)."""
+    from .classification import fbeta_score
+    return fbeta_score(*_flatten(y_true, y_pred), beta=beta, **kwargs)
+
+
+def flat_classification_report(y_true, y_pred, labels=None, **kwargs):
+    """:func:`classification_report` of the flattened sequences (sklearn-crfsuite's)."""
+    from .classification import classification_report
+    return classification_report(*_flatten(y_true, y_pred), labels=labels, **kwargs)
+
+
+def sequence_accuracy_score(y_true, y_pred):
+    """Fraction of sequences predicted entirely correctly (sklearn-crfsuite's
+    ``sequence_accuracy_score``; the same as :func:`sentence_accuracy`)."""
+    return sentence_accuracy(y_true, y_pred)

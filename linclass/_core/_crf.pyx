@@ -1,0 +1,528 @@
+"""Linear-chain CRF kernels: forward-backward (log-partition, node and edge
+marginals), the negative conditional log-likelihood with its gradient over a
+batch of sentences, and Viterbi decoding, all without the GIL.
+
+Model (first order, K labels, F token attributes):
+    score(x, y) = start[y_0] + sum_t E[t, y_t] + sum_{t>=1} trans[y_{t-1}, y_t] + stop[y_{T-1}]
+    E[t, k] = sum_{f in x_t} x_t[f] * sum_{p in attr_ptr[f]:attr_ptr[f+1], attr_label[p] == k} w[p]
+
+State features are *sparse* (as in CRFsuite): attribute f owns the state
+features p = attr_ptr[f] .. attr_ptr[f+1]-1, each for one label attr_label[p]
+with weight w[p]; the labels of one attribute are distinct and increasing, so
+an attribute with K state features is a dense row (labels 0..K-1, read with
+a contiguous, vectorisable loop).  With all (attribute, label) pairs present
+this is the dense F x K weight matrix in row-major order.  Tokens of all sentences are rows of
+one CSR matrix (indices int32, data float64, indptr int32); sentence s owns rows
+sent_offsets[s]:sent_offsets[s+1].
+
+Forward-backward is *scaled* (Rabiner 1989), not in log space: per token the
+potentials exp(E[t] - max_k E[t, k]) and once per call exp(trans - max trans)
+are formed (K exps per token, K*K per call); the recursions are then plain
+multiply-adds over K x K with one normalisation (the scale c_t) per token, and
+log Z = sum_t (log c_t + max_k E[t, k]) + (T - 1) max trans.  The per-token
+shift keeps every potential in [0, 1] with one of them equal to 1, so nothing
+overflows; the scales keep alpha and beta normalised, so nothing underflows
+along long sentences.  Log-space recursions would need K*K exp/log per token
+(about 20x more transcendental calls for K = 23 in CoNLL-2000).  The one case
+scaling cannot represent -- every path of a sentence below 1e-308 relative to
+the best one (transition weights differing by more than ~700) -- is detected
+(a zero or non-finite scale) and reported as status 1; the caller raises.
+
+References: Lafferty, McCallum, Pereira (2001), "Conditional random fields";
+Rabiner (1989), "A tutorial on hidden Markov models" (scaling); Sha and
+Pereira (2003), "Shallow parsing with conditional random fields".  The caller
+(linclass.sequence.crf) validates every array: no bounds checks happen here.
+"""
+from libc.math cimport exp, log, INFINITY
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+
+cdef struct Workspace:
+    double* E         # n x K emission scores, then potentials exp(E - m)
+    double* alpha     # n x K scaled forward
+    double* beta      # n x K scaled backward
+    double* scale     # n   scales c_t
+    double* shift     # n   shifts m_t
+    double* T         # K x K exp(trans - max trans)
+    double* Tt        # K x K its transpose (the backward pass reads columns of T as rows)
+    int* back         # n x K Viterbi back pointers
+    double* tmp       # K   scratch
+
+
+cdef int workspace_alloc(Workspace* ws, Py_ssize_t n, Py_ssize_t K) noexcept nogil:
+    if n < 1:
+        n = 1
+    ws.E = <double*>malloc(n * K * sizeof(double))
+    ws.alpha = <double*>malloc(n * K * sizeof(double))
+    ws.beta = <double*>malloc(n * K * sizeof(double))
+    ws.scale = <double*>malloc(n * sizeof(double))
+    ws.shift = <double*>malloc(n * sizeof(double))
+    ws.T = <double*>malloc(K * K * sizeof(double))
+    ws.Tt = <double*>malloc(K * K * sizeof(double))
+    ws.back = <int*>malloc(n * K * sizeof(int))
+    ws.tmp = <double*>malloc(K * sizeof(double))
+    if (ws.tmp == NULL or ws.Tt == NULL or ws.E == NULL or ws.alpha == NULL or ws.beta == NULL or ws.scale == NULL
+            or ws.shift == NULL or ws.T == NULL or ws.back == NULL):
+        return 1
+    return 0
+
+
+cdef void workspace_free(Workspace* ws) noexcept nogil:
+    free(ws.E)
+    free(ws.alpha)
+    free(ws.beta)
+    free(ws.scale)
+    free(ws.shift)
+    free(ws.T)
+    free(ws.Tt)
+    free(ws.back)
+    free(ws.tmp)
+
+
+cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_label,
+                          Py_ssize_t K, const int* indices, const double* data,
+                          const int* indptr, Py_ssize_t row0, Py_ssize_t n,
+                          const double* start, const double* stop,
+                          double* E) noexcept nogil:
+    """E[t, :] = sparse state scores of token row0 + t; start added at t = 0,
+    stop at t = n - 1   (E: n x K, overwritten)."""
+    cdef Py_ssize_t t, p, q, k, f, q0, q1
+    cdef double v
+    cdef double* erow
+    cdef const double* wrow
+    for t in range(n):
+        erow = E + t * K
+        for k in range(K):
+            erow[k] = 0.0
+        for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+            f = indices[p]
+            v = data[p]
+            q0 = attr_ptr[f]
+            q1 = attr_ptr[f + 1]
+            if q1 - q0 == K:                         # every label (sorted): a dense row
+                wrow = w + q0
+                for k in range(K):
+                    erow[k] += v * wrow[k]           # E[t] += x[t, f] * W[f]
+            else:
+                for q in range(q0, q1):
+                    erow[attr_label[q]] += v * w[q]  # E[t, label(q)] += x[t, f] * w[q]
+    if n > 0:
+        for k in range(K):
+            E[k] += start[k]
+            E[(n - 1) * K + k] += stop[k]
+
+
+cdef void exp_transitions(const double* trans, Py_ssize_t K, double* T, double* Tt,
+                          double* shift) noexcept nogil:
+    """T = exp(trans - max(trans)); Tt = T.T; shift[0] = max(trans)"""
+    cdef Py_ssize_t i, k
+    cdef double m = -INFINITY
+    for i in range(K * K):
+        if trans[i] > m:
+            m = trans[i]
+    for i in range(K * K):
+        T[i] = exp(trans[i] - m)
+    for i in range(K):
+        for k in range(K):
+            Tt[k * K + i] = T[i * K + k]
+    shift[0] = m
+
+
+cdef int forward_backward(Workspace* ws, Py_ssize_t n, Py_ssize_t K, double trans_shift,
+                          double* log_z) noexcept nogil:
+    """Scaled forward-backward on ws.E (scores, turned into potentials in place).
+
+    Afterwards node marginals are alpha[t, k] * beta[t, k]; the edge marginal
+    of (y_{t-1} = i, y_t = j) is alpha[t-1, i] T[i, j] E[t, j] beta[t, j] / scale[t].
+    Returns 1 when a scale is zero or not finite, else 0.
+    """
+    cdef Py_ssize_t t, i, k
+    cdef double m, c, a, b, lz = 0.0
+    cdef double* e
+    cdef double* al
+    cdef double* prev
+    cdef double* be
+    cdef double* nxt
+    cdef const double* row
+    cdef double* T = ws.T
+    if n == 0:
+        log_z[0] = 0.0
+        return 0
+    for t in range(n):                                    # potentials e_t = exp(E_t - m_t)
+        e = ws.E + t * K
+        m = e[0]
+        for k in range(1, K):
+            if e[k] > m:
+                m = e[k]
+        if not (m > -INFINITY and m < INFINITY):
+            return 1
+        for k in range(K):
+            e[k] = exp(e[k] - m)
+        ws.shift[t] = m
+        lz += m
+    # forward: alpha_t = e_t * (alpha_{t-1} @ T), normalised
+    al = ws.alpha
+    c = 0.0
+    for k in range(K):
+        al[k] = ws.E[k]
+        c += al[k]
+    for t in range(n):
+        al = ws.alpha + t * K
+        e = ws.E + t * K
+        if t > 0:
+            prev = ws.alpha + (t - 1) * K
+            for k in range(K):
+                al[k] = 0.0
+            for i in range(K):
+                a = prev[i]
+                row = T + i * K
+                for k in range(K):
+                    al[k] += a * row[k]               # alpha_t += alpha_{t-1}[i] * T[i, :]
+            c = 0.0
+            for k in range(K):
+                al[k] *= e[k]
+                c += al[k]
+        if not (c > 0.0 and c < INFINITY):
+            return 1
+        ws.scale[t] = c
+        lz += log(c)
+        c = 1.0 / c
+        for k in range(K):
+            al[k] *= c
+    log_z[0] = lz + (n - 1) * trans_shift
+    # backward: beta_t[i] = sum_k T[i, k] e_{t+1}[k] beta_{t+1}[k] / c_{t+1}
+    be = ws.beta + (n - 1) * K
+    for k in range(K):
+        be[k] = 1.0
+    t = n - 1
+    while t > 0:
+        nxt = ws.beta + t * K
+        be = ws.beta + (t - 1) * K
+        e = ws.E + t * K
+        c = 1.0 / ws.scale[t]
+        for k in range(K):
+            ws.tmp[k] = e[k] * nxt[k] * c          # u = e_t * beta_t / c_t
+            be[k] = 0.0
+        for k in range(K):
+            b = ws.tmp[k]
+            row = ws.Tt + k * K
+            for i in range(K):
+                be[i] += row[i] * b                # beta_{t-1} += T[:, k] * u[k]  (axpy, vectorises)
+        t -= 1
+    return 0
+
+
+cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr_label,
+                           Py_ssize_t K, const int* indices, const double* data,
+                           const int* indptr, Py_ssize_t row0, Py_ssize_t n,
+                           const double* trans, const double* start, const double* stop,
+                           double trans_shift, const int* gold, Workspace* ws,
+                           double* grad_w, double* grad_trans, double* grad_start,
+                           double* grad_stop, double* nll) noexcept nogil:
+    """nll += log Z - score(gold); gradients += E_model[phi] - phi(gold)."""
+    cdef Py_ssize_t t, p, q, i, k, f, q0, q1
+    cdef double lz, v, gold_score = 0.0, a, c
+    cdef double* gq
+    cdef double* P
+    cdef const double* row
+    cdef double* grow
+    cdef double* e
+    cdef double* be
+    cdef double* eb
+    cdef int status
+    if n == 0:
+        return 0
+    emission_scores(w, attr_ptr, attr_label, K, indices, data, indptr, row0, n, start, stop,
+                    ws.E)
+    for t in range(n):
+        gold_score += ws.E[t * K + gold[t]]
+    for t in range(1, n):
+        gold_score += trans[gold[t - 1] * K + gold[t]]
+    status = forward_backward(ws, n, K, trans_shift, &lz)
+    if status != 0:
+        return status
+    nll[0] += lz - gold_score
+    # edge marginals alpha_{t-1}[i] T[i, k] (e_t[k] beta_t[k] / c_t), minus the gold pair
+    eb = ws.tmp
+    for t in range(1, n):
+        e = ws.E + t * K
+        be = ws.beta + t * K
+        c = 1.0 / ws.scale[t]
+        for k in range(K):
+            eb[k] = e[k] * be[k] * c
+        for i in range(K):
+            a = ws.alpha[(t - 1) * K + i]
+            row = ws.T + i * K
+            grow = grad_trans + i * K
+            for k in range(K):
+                grow[k] += a * row[k] * eb[k]         # grad_trans[i, k] += P(y_{t-1}=i, y_t=k)
+        grad_trans[gold[t - 1] * K + gold[t]] -= 1.0
+    # node marginals P_t = alpha_t * beta_t (into beta), minus the gold indicator
+    for t in range(n):
+        P = ws.beta + t * K
+        for k in range(K):
+            P[k] *= ws.alpha[t * K + k]
+    for k in range(K):
+        grad_start[k] += ws.beta[k]
+        grad_stop[k] += ws.beta[(n - 1) * K + k]
+    grad_start[gold[0]] -= 1.0
+    grad_stop[gold[n - 1]] -= 1.0
+    for t in range(n):
+        P = ws.beta + t * K
+        P[gold[t]] -= 1.0
+        for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+            f = indices[p]
+            v = data[p]
+            q0 = attr_ptr[f]
+            q1 = attr_ptr[f + 1]
+            if q1 - q0 == K:                          # a dense row: labels 0..K-1
+                gq = grad_w + q0
+                for k in range(K):
+                    gq[k] += v * P[k]                 # grad[f] += x[t, f] * (P_t - e_{y_t})
+            else:
+                for q in range(q0, q1):
+                    grad_w[q] += v * P[attr_label[q]]  # grad[f, k] += x[t, f] * (P_t[k] - [k == y_t])
+    return 0
+
+
+def _check_common(Py_ssize_t n_state, Py_ssize_t K, attr_ptr, attr_label, trans, start,
+                  stop, indices, data, indptr, sent_offsets):
+    if K < 1:
+        raise ValueError("need at least one label")
+    if trans.shape[0] != K or trans.shape[1] != K or start.shape[0] != K or stop.shape[0] != K:
+        raise ValueError("trans must be (K, K) and start/stop (K,) for K = %d" % K)
+    if attr_ptr.shape[0] < 1 or attr_label.shape[0] != n_state:
+        raise ValueError("attr_ptr needs n_attributes + 1 entries and attr_label one per "
+                         "state feature")
+    if attr_ptr[0] != 0 or attr_ptr[attr_ptr.shape[0] - 1] != n_state:
+        raise ValueError("attr_ptr must run from 0 to the number of state features")
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError("indices and data differ in length")
+    if sent_offsets.shape[0] < 1 or sent_offsets[0] != 0:
+        raise ValueError("sent_offsets must start at 0")
+    n_tokens = sent_offsets[sent_offsets.shape[0] - 1]
+    if indptr.shape[0] != n_tokens + 1:
+        raise ValueError("indptr has %d entries for %d tokens" % (indptr.shape[0], n_tokens))
+    if indptr[0] != 0 or indptr[indptr.shape[0] - 1] != indices.shape[0]:
+        raise ValueError("indptr must run from 0 to nnz")
+    return n_tokens
+
+
+cdef Py_ssize_t _max_length(const long long[::1] sent_offsets, Py_ssize_t first,
+                            Py_ssize_t last):
+    cdef Py_ssize_t s, m = 0
+    for s in range(first, last):
+        if sent_offsets[s + 1] - sent_offsets[s] > m:
+            m = sent_offsets[s + 1] - sent_offsets[s]
+    return m
+
+
+def negative_log_likelihood(const double[::1] w, const int[::1] attr_ptr,
+                            const int[::1] attr_label, const double[:, ::1] trans,
+                            const double[::1] start, const double[::1] stop,
+                            const int[::1] indices, const double[::1] data,
+                            const int[::1] indptr, const long long[::1] sent_offsets,
+                            const int[::1] gold, double[::1] grad_w, double[:, ::1] grad_trans,
+                            double[::1] grad_start, double[::1] grad_stop, *,
+                            Py_ssize_t first=0, Py_ssize_t last=-1):
+    """Sum over sentences first..last-1 of  log Z(x) - score(x, y)  (the negative
+    conditional log-likelihood); its gradient is *added* to grad_* (zero them
+    first).  One nogil call for the whole range.
+
+    Returns (nll, status): status 1 means a sentence's forward-backward
+    under/overflowed (weights too large for the scaled recursions).
+    """
+    cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t s, row0, n, max_len, n_tokens
+    cdef Workspace ws
+    cdef int status = 0
+    cdef double nll = 0.0, trans_shift = 0.0
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const double* w_ptr = &w[0] if w.shape[0] > 0 else NULL
+    cdef double* gw_ptr = &grad_w[0] if grad_w.shape[0] > 0 else NULL
+    cdef const int* al_ptr = &attr_label[0] if attr_label.shape[0] > 0 else NULL
+    cdef const int* gold_ptr = &gold[0] if gold.shape[0] > 0 else NULL
+    n_tokens = _check_common(w.shape[0], K, attr_ptr, attr_label, trans, start, stop,
+                             indices, data, indptr, sent_offsets)
+    if grad_w.shape[0] != w.shape[0] or grad_trans.shape[0] != K or grad_trans.shape[1] != K \
+            or grad_start.shape[0] != K or grad_stop.shape[0] != K:
+        raise ValueError("gradients must have the shapes of the weights")
+    if gold.shape[0] != n_tokens:
+        raise ValueError("gold needs one label per token")
+    if last < 0:
+        last = n_sent
+    if first < 0 or last > n_sent:
+        raise ValueError("sentence range [%d, %d) outside [0, %d)" % (first, last, n_sent))
+    if last <= first or n_tokens == 0:
+        return 0.0, 0
+    max_len = _max_length(sent_offsets, first, last)
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K)
+        if status == 0:
+            exp_transitions(&trans[0, 0], K, ws.T, ws.Tt, &trans_shift)
+            for s in range(first, last):
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                status = sentence_gradient(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr,
+                                           &indptr[0], row0, n, &trans[0, 0], &start[0],
+                                           &stop[0], trans_shift, gold_ptr + row0, &ws, gw_ptr,
+                                           &grad_trans[0, 0], &grad_start[0], &grad_stop[0],
+                                           &nll)
+                if status != 0:
+                    break
+        else:
+            status = 2
+        workspace_free(&ws)
+    if status == 2:
+        raise MemoryError("negative_log_likelihood: cannot allocate the workspace")
+    return nll, status
+
+
+def marginals(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_label,
+              const double[:, ::1] trans, const double[::1] start, const double[::1] stop,
+              const int[::1] indices, const double[::1] data, const int[::1] indptr,
+              const long long[::1] sent_offsets, double[:, ::1] node, double[::1] log_z,
+              double[:, :, ::1] edge=None, *, Py_ssize_t first=0, Py_ssize_t last=-1):
+    """Forward-backward of sentences first..last-1: node[t, k] = P(y_t = k | x),
+    log_z[s] = log Z(x_s), and, when given, edge[t, i, j] = P(y_{t-1} = i, y_t = j | x)
+    for every token t that is not the first of its sentence (edge[first token] = 0).
+
+    Returns the status (1: a forward-backward under/overflowed).
+    """
+    cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t s, row0, n, t, i, k, max_len, n_tokens
+    cdef Workspace ws
+    cdef int status = 0
+    cdef double trans_shift = 0.0, lz, a, c
+    cdef double* eb
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const double* w_ptr = &w[0] if w.shape[0] > 0 else NULL
+    cdef const int* al_ptr = &attr_label[0] if attr_label.shape[0] > 0 else NULL
+    cdef bint want_edge = edge is not None
+    n_tokens = _check_common(w.shape[0], K, attr_ptr, attr_label, trans, start, stop,
+                             indices, data, indptr, sent_offsets)
+    if node.shape[0] != n_tokens or node.shape[1] != K or log_z.shape[0] != n_sent:
+        raise ValueError("node must be (n_tokens, K) and log_z (n_sentences,)")
+    if want_edge and (edge.shape[0] != n_tokens or edge.shape[1] != K or edge.shape[2] != K):
+        raise ValueError("edge must be (n_tokens, K, K)")
+    if last < 0:
+        last = n_sent
+    if first < 0 or last > n_sent:
+        raise ValueError("sentence range [%d, %d) outside [0, %d)" % (first, last, n_sent))
+    if last <= first:
+        return 0
+    max_len = _max_length(sent_offsets, first, last)
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K)
+        if status == 0:
+            exp_transitions(&trans[0, 0], K, ws.T, ws.Tt, &trans_shift)
+            for s in range(first, last):
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr, &indptr[0],
+                                row0, n, &start[0], &stop[0], ws.E)
+                status = forward_backward(&ws, n, K, trans_shift, &lz)
+                if status != 0:
+                    break
+                log_z[s] = lz
+                for t in range(n):
+                    for k in range(K):
+                        node[row0 + t, k] = ws.alpha[t * K + k] * ws.beta[t * K + k]
+                if want_edge and n > 0:
+                    for k in range(K):
+                        for i in range(K):
+                            edge[row0, i, k] = 0.0
+                    for t in range(1, n):
+                        eb = ws.beta + t * K            # beta_t -> e_t * beta_t / c_t
+                        c = 1.0 / ws.scale[t]
+                        for k in range(K):
+                            eb[k] = eb[k] * ws.E[t * K + k] * c
+                        for i in range(K):
+                            a = ws.alpha[(t - 1) * K + i]
+                            for k in range(K):
+                                edge[row0 + t, i, k] = a * ws.T[i * K + k] * eb[k]
+        else:
+            status = 2
+        workspace_free(&ws)
+    if status == 2:
+        raise MemoryError("marginals: cannot allocate the workspace")
+    return status
+
+
+def viterbi(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_label,
+            const double[:, ::1] trans, const double[::1] start, const double[::1] stop,
+            const int[::1] indices, const double[::1] data, const int[::1] indptr,
+            const long long[::1] sent_offsets, int[::1] out, double[::1] scores, *,
+            Py_ssize_t first=0, Py_ssize_t last=-1):
+    """Best label sequence of sentences first..last-1 into out (one code per
+    token) and its score into scores[s].  Ties go to the smallest label index."""
+    cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t s, row0, n, t, j, k, max_len, n_tokens
+    cdef Workspace ws
+    cdef int status = 0, arg
+    cdef double best, v
+    cdef double* prev
+    cdef double* cur
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const double* w_ptr = &w[0] if w.shape[0] > 0 else NULL
+    cdef const int* al_ptr = &attr_label[0] if attr_label.shape[0] > 0 else NULL
+    n_tokens = _check_common(w.shape[0], K, attr_ptr, attr_label, trans, start, stop,
+                             indices, data, indptr, sent_offsets)
+    if out.shape[0] != n_tokens or scores.shape[0] != n_sent:
+        raise ValueError("out needs one entry per token and scores one per sentence")
+    if last < 0:
+        last = n_sent
+    if first < 0 or last > n_sent:
+        raise ValueError("sentence range [%d, %d) outside [0, %d)" % (first, last, n_sent))
+    if last <= first:
+        return
+    max_len = _max_length(sent_offsets, first, last)
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K)
+        if status == 0:
+            for s in range(first, last):
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                if n == 0:
+                    scores[s] = 0.0
+                    continue
+                emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr, &indptr[0],
+                                row0, n, &start[0], &stop[0], ws.E)
+                # delta_t in alpha rows: delta_t[k] = E[t, k] + max_j delta_{t-1}[j] + trans[j, k]
+                for k in range(K):
+                    ws.alpha[k] = ws.E[k]
+                for t in range(1, n):
+                    prev = ws.alpha + (t - 1) * K
+                    cur = ws.alpha + t * K
+                    for k in range(K):
+                        cur[k] = prev[0] + trans[0, k]
+                        ws.back[t * K + k] = 0
+                    for j in range(1, K):
+                        for k in range(K):
+                            v = prev[j] + trans[j, k]
+                            if v > cur[k]:
+                                cur[k] = v
+                                ws.back[t * K + k] = <int>j
+                    for k in range(K):
+                        cur[k] += ws.E[t * K + k]
+                prev = ws.alpha + (n - 1) * K
+                best = prev[0]
+                arg = 0
+                for k in range(1, K):
+                    if prev[k] > best:
+                        best = prev[k]
+                        arg = <int>k
+                scores[s] = best
+                out[row0 + n - 1] = arg
+                t = n - 1
+                while t > 0:
+                    out[row0 + t - 1] = ws.back[t * K + out[row0 + t]]
+                    t -= 1
+        workspace_free(&ws)
+    if status != 0:
+        raise MemoryError("viterbi: cannot allocate the workspace")
