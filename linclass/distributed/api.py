@@ -41,17 +41,20 @@ def _resolve_client(client):
 
 
 def _algorithm(estimator):
-    from ..linear import BernoulliNB, LogisticRegression, MultinomialNB
+    from ..linear import BernoulliNB, LinearSVC, LogisticRegression, MultinomialNB
     if isinstance(estimator, (MultinomialNB, BernoulliNB)):
         return "naive_bayes"
     if isinstance(estimator, LogisticRegression):
         return "logistic"
+    if isinstance(estimator, LinearSVC):
+        return "linear_svc"
     raise TypeError("linclass.distributed.fit has no distributed algorithm for %s; supported: "
-                    "MultinomialNB, BernoulliNB, LogisticRegression"
+                    "MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC"
                     % type(estimator).__name__)
 
 
-def fit(estimator, X, y, *, sample_weight=None, client=None, info=None):
+def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_rounds=200,
+        local_epochs=1, gap_tol=1e-4):
     """Fit a linclass estimator on partitioned data with Dask.
 
     Parameters
@@ -69,6 +72,10 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None):
         in this process (``dask.config.set(scheduler=...)``).  A closed client
         or a cluster lost during the fit raises :class:`DistributedError` and
         leaves the estimator unchanged.
+    max_rounds, local_epochs, gap_tol : int, int, float
+        LinearSVC (CoCoA+) only: at most ``max_rounds`` communication rounds of
+        ``local_epochs`` local passes each, until the relative duality gap of every
+        binary problem is at most ``gap_tol``.
     info : dict or None
         When given, filled with ``rounds`` (passes over the partitions),
         ``seconds_per_round`` (median) and ``seconds`` (wall time of the fit).
@@ -84,7 +91,10 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None):
       ``fit`` on integer-valued counts);
     * logistic regression (L2, L1 or none; binary or multinomial; solver
       "lbfgs"): L-BFGS-B on the driver over loss and gradient sums of the
-      partitions (Chu et al., 2007), the same optimum as ``fit``.
+      partitions (Chu et al., 2007), the same optimum as ``fit``;
+    * LinearSVC (hinge or squared hinge, binary or one-vs-rest): CoCoA+ (Ma et
+      al., 2015) with dual coordinate descent on each partition, stopped by the
+      duality gap.
     """
     start = time.perf_counter()
     info = {} if info is None else info
@@ -96,7 +106,11 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None):
     with runner.driver_context():
         counts = [delayed(label_counts, pure=False)(yb, wb)
                   for yb, wb in zip(partitions.y_blocks, partitions.w_blocks)]
-        classes, class_totals = runner.compute_reduce(counts, merge_label_counts)
+        classes, class_totals, class_counts = runner.compute_reduce(counts, merge_label_counts)
+        if classes.dtype.kind == "f" and np.any(classes != np.round(classes)):
+            raise ValueError("Unknown label type: continuous values in y (first %r); a "
+                             "classifier needs discrete class labels"
+                             % classes[classes != np.round(classes)][0])
         if len(classes) < 2:
             raise ValueError("y has only one class (%r) over all partitions; this classifier "
                              "needs at least 2 classes to train"
@@ -104,9 +118,13 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None):
         if algorithm == "naive_bayes":
             from .naive_bayes import fit_naive_bayes
             fit_naive_bayes(estimator, partitions, classes, runner, info)
-        else:
+        elif algorithm == "logistic":
             from .logistic import fit_logistic
             fit_logistic(estimator, partitions, classes, class_totals, runner, info)
+        else:
+            from .svm import fit_linear_svc
+            fit_linear_svc(estimator, partitions, classes, class_counts, runner, info,
+                           max_rounds=max_rounds, local_epochs=local_epochs, gap_tol=gap_tol)
     info["seconds"] = time.perf_counter() - start
     info["n_partitions"] = len(partitions)
     return estimator

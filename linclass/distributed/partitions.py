@@ -105,23 +105,26 @@ def row_partitions(X, y, sample_weight=None):
 
 # -- worker-side functions -----------------------------------------------------------
 def label_counts(y, sample_weight):
-    """(distinct labels, their weighted counts) of one partition's targets."""
+    """(distinct labels, their weighted counts, their counts) of one partition's targets."""
     y = check_target(y)
     if y.shape[0] == 0:
-        return y[:0], np.zeros(0)
+        return y[:0], np.zeros(0), np.zeros(0)
     labels, codes = encode_labels(y)
     weights = check_sample_weight(sample_weight, y.shape[0])
-    return labels, np.bincount(codes, weights=weights, minlength=len(labels))
+    return (labels, np.bincount(codes, weights=weights, minlength=len(labels)),
+            np.bincount(codes, minlength=len(labels)).astype(np.float64))
 
 
 def merge_label_counts(a, b):
-    """Union of two (labels, counts) pairs, counts added."""
+    """Union of two (labels, weighted counts, counts) triples, counts added."""
     labels = np.union1d(a[0], b[0]) if len(a[0]) and len(b[0]) else (a[0] if len(a[0]) else b[0])
-    counts = np.zeros(len(labels))
-    for part_labels, part_counts in (a, b):
-        if len(part_labels):
-            counts[np.searchsorted(labels, part_labels)] += part_counts
-    return labels, counts
+    weighted, counts = np.zeros(len(labels)), np.zeros(len(labels))
+    for part in (a, b):
+        if len(part[0]):
+            where = np.searchsorted(labels, part[0])
+            weighted[where] += part[1]
+            counts[where] += part[2]
+    return labels, weighted, counts
 
 
 def check_partition(X, y, sample_weight, index, n_features, classes):

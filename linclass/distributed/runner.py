@@ -9,7 +9,9 @@ same floating-point result) on both back ends:
 * ``map(f, handles, *args)``-- ``[f(h, *args) for h in handles]``, results to the driver;
 * ``map_reduce(f, handles, combine, *args)`` -- the same, combined by a pairwise tree
   (on the workers for a client), only the root comes back;
-* ``map_persist(f, handles, *args)`` -- new handles ``f(h, *args)`` that stay on the workers.
+* ``map_persist(f, handles, *args)`` -- new handles ``f(h, *args)`` that stay on the workers;
+* ``map_update(f, handles, combine, *args)`` -- ``f`` returns (new state, output): the
+  states stay on the workers as new handles, the outputs are tree-combined.
 
 Large arguments (weight vectors) are scattered once per call, to every worker.
 Failures of the cluster (closed client, lost workers, broken connections)
@@ -17,6 +19,7 @@ become :class:`DistributedError`; errors raised by the task code itself (bad
 input found in a partition) keep their type and message.
 """
 import contextlib
+import operator
 
 import numpy as np
 
@@ -38,10 +41,12 @@ def import_dask():
     return dask
 
 
-def partition_seed(seed, index):
-    """A 32-bit seed for partition ``index`` drawn from ``(seed, index)`` (SeedSequence)."""
-    sequence = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(index),))
-    return int(sequence.generate_state(1, dtype=np.uint32)[0])
+def partition_seed(seed, index, *more):
+    """A 64-bit seed drawn from ``(seed, partition index, *more)`` (numpy's SeedSequence):
+    independent streams per partition (and round), reproducible for a fixed chunking."""
+    sequence = np.random.SeedSequence(entropy=int(seed),
+                                      spawn_key=(int(index),) + tuple(int(m) for m in more))
+    return int(sequence.generate_state(1, dtype=np.uint64)[0])
 
 
 # -- one BLAS thread inside tasks ------------------------------------------------------
@@ -230,6 +235,22 @@ class Runner:
                 if f.status == "error":
                     f.result()
             return futures
+
+    def map_update(self, function, handles, combine, *args):
+        """``function(h, *args) -> (state, output)``: (new handles, combined outputs)."""
+        with self._guard():
+            if self.client is None:
+                pairs = self.map(function, handles, *args)
+                return [p[0] for p in pairs], _tree([p[1] for p in pairs], combine)
+            args = self._scatter(args)
+            submit = self.client.submit
+            pairs = [submit(_on_worker, function, h, *args, pure=False) for h in handles]
+            states = [submit(operator.getitem, p, 0, pure=False) for p in pairs]
+            outputs = [submit(operator.getitem, p, 1, pure=False) for p in pairs]
+            root = _tree(outputs, lambda a, b: submit(_on_worker, combine, a, b, pure=False))
+            result = root.result()
+            self.client.wait(states)
+            return states, result
 
     def release(self, handles):
         """Drop partition data held on the workers."""
