@@ -80,6 +80,11 @@ def _worker_version():
     return version.__version__, linclass.__file__
 
 
+def _wait(futures):
+    from distributed import wait
+    wait(futures)
+
+
 def _tree(items, combine):
     """Pairwise tree reduction, left to right: ((a+b)+(c+d))+e for five items."""
     items = list(items)
@@ -193,7 +198,7 @@ class Runner:
             if self.client is None:
                 return self._local_compute(delayed_values)
             futures = self.client.compute(delayed_values)
-            self.client.wait(futures)
+            _wait(futures)
             for f in futures:
                 if f.status == "error":
                     f.result()          # raises the task's own exception
@@ -230,7 +235,7 @@ class Runner:
             args = self._scatter(args)
             futures = [self.client.submit(_on_worker, function, h, *args, pure=False)
                        for h in handles]
-            self.client.wait(futures)
+            _wait(futures)
             for f in futures:
                 if f.status == "error":
                     f.result()
@@ -249,7 +254,7 @@ class Runner:
             outputs = [submit(operator.getitem, p, 1, pure=False) for p in pairs]
             root = _tree(outputs, lambda a, b: submit(_on_worker, combine, a, b, pure=False))
             result = root.result()
-            self.client.wait(states)
+            _wait(states)
             return states, result
 
     def release(self, handles):
