@@ -41,15 +41,17 @@ def _resolve_client(client):
 
 
 def _algorithm(estimator):
-    from ..linear import BernoulliNB, LinearSVC, LogisticRegression, MultinomialNB
+    from ..linear import BernoulliNB, LinearSVC, LogisticRegression, MultinomialNB, Perceptron
     if isinstance(estimator, (MultinomialNB, BernoulliNB)):
         return "naive_bayes"
     if isinstance(estimator, LogisticRegression):
         return "logistic"
     if isinstance(estimator, LinearSVC):
         return "linear_svc"
+    if isinstance(estimator, Perceptron):
+        return "perceptron"
     raise TypeError("linclass.distributed.fit has no distributed algorithm for %s; supported: "
-                    "MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC"
+                    "MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC, Perceptron"
                     % type(estimator).__name__)
 
 
@@ -73,9 +75,10 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
         or a cluster lost during the fit raises :class:`DistributedError` and
         leaves the estimator unchanged.
     max_rounds, local_epochs, gap_tol : int, int, float
-        LinearSVC (CoCoA+) only: at most ``max_rounds`` communication rounds of
+        LinearSVC (CoCoA+): at most ``max_rounds`` communication rounds of
         ``local_epochs`` local passes each, until the relative duality gap of every
-        binary problem is at most ``gap_tol``.
+        binary problem is at most ``gap_tol``.  Perceptron: at most
+        ``min(max_rounds, max_iter)`` mixing rounds of one epoch each.
     info : dict or None
         When given, filled with ``rounds`` (passes over the partitions),
         ``seconds_per_round`` (median) and ``seconds`` (wall time of the fit).
@@ -94,7 +97,10 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
       partitions (Chu et al., 2007), the same optimum as ``fit``;
     * LinearSVC (hinge or squared hinge, binary or one-vs-rest): CoCoA+ (Ma et
       al., 2015) with dual coordinate descent on each partition, stopped by the
-      duality gap.
+      duality gap;
+    * Perceptron (plain or averaged): iterative parameter mixing (McDonald, Hall
+      & Mann, 2010), one epoch per partition and round, the averaging sums mixed
+      too.
     """
     start = time.perf_counter()
     info = {} if info is None else info
@@ -121,6 +127,9 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
         elif algorithm == "logistic":
             from .logistic import fit_logistic
             fit_logistic(estimator, partitions, classes, class_totals, runner, info)
+        elif algorithm == "perceptron":
+            from .perceptron import fit_perceptron
+            fit_perceptron(estimator, partitions, classes, runner, info, max_rounds=max_rounds)
         else:
             from .svm import fit_linear_svc
             fit_linear_svc(estimator, partitions, classes, class_counts, runner, info,

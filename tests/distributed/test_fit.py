@@ -17,7 +17,7 @@ da = pytest.importorskip("dask.array")
 import linclass  # noqa: E402
 import linclass.distributed as ld  # noqa: E402
 from linclass.linear import (BernoulliNB, LinearSVC, LogisticRegression,  # noqa: E402
-                             MultinomialNB, Perceptron)
+                             MultinomialNB, Perceptron, Ridge)
 from linclass.linear.svm import svm_primal_objective  # noqa: E402
 
 
@@ -185,7 +185,7 @@ def test_bad_input_is_refused_with_a_clear_error():
     with pytest.raises(TypeError, match="dask array"):
         ld.fit(MultinomialNB(), X, y)
     with pytest.raises(TypeError, match="no distributed algorithm"):
-        ld.fit(Perceptron(), Xd, y)
+        ld.fit(Ridge(), Xd, y)
     with pytest.raises(ValueError, match="column chunks"):
         ld.fit(MultinomialNB(), da.from_array(X.toarray(), chunks=(120, 20)), y)
     with pytest.raises(ValueError, match="only one class"):
@@ -213,3 +213,34 @@ def test_bad_input_is_refused_with_a_clear_error():
     with pytest.raises(ValueError):
         ld.fit(fresh, lying, y)
     assert not hasattr(fresh, "coef_")
+
+
+def test_parameter_mixing_with_one_partition_is_a_sequence_of_partial_fit_epochs():
+    from linclass._validation import draw_seed
+    from linclass.distributed.runner import partition_seed
+    X, y = _text_like(n=200, n_classes=3)
+    info = {}
+    got = ld.fit(Perceptron(average=True, max_iter=4, random_state=11), _dask(X, (200,)), y,
+                 info=info)
+    seed = draw_seed(11)
+    ref = Perceptron(average=True)
+    for r in range(1, info["rounds"] + 1):
+        ref.set_params(random_state=partition_seed(seed, 0, r))
+        ref._rng = None
+        ref.partial_fit(X, y, classes=np.unique(y))
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.intercept_, ref.intercept_, rtol=1e-12, atol=1e-12)
+
+
+def test_parameter_mixing_separates_separable_data_and_averages_all_updates():
+    X, y = _text_like(n=300, n_classes=2, seed=8)
+    info = {}
+    got = ld.fit(Perceptron(average=True, max_iter=100, random_state=0),
+                 _dask(X, (100, 0, 100, 100)), y, info=info)
+    ref = Perceptron(average=True, max_iter=100, random_state=0).fit(X, y)
+    assert info["rounds"] < 100                     # stopped: an epoch without mistakes
+    assert ref.score(X, y) - got.score(X, y) <= 0.02
+    plain = ld.fit(Perceptron(max_iter=100, random_state=0), _dask(X, (100, 0, 100, 100)), y)
+    assert plain.score(X, y) == 1.0                 # the mixed weights separate the data
+    with pytest.raises(ValueError, match="voted"):
+        ld.fit(Perceptron(voted=True), _dask(X, (150, 150)), y)
