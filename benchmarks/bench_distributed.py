@@ -2,7 +2,8 @@
 
 Data: 20 Newsgroups bydate, tf-idf (the harness's shared loader; ``--quick``:
 3,000 training documents).  Cases: MultinomialNB (one round of per-partition
-counts, tree-reduced) and multinomial LogisticRegression (L2, C=10, L-BFGS on
+counts, tree-reduced), the averaged Perceptron (iterative parameter mixing, one
+epoch per round, at most 10) and multinomial LogisticRegression (L2, C=10, L-BFGS on
 the driver, one round = one loss/gradient evaluation over the partitions).
 The "peer" column is linclass's own in-memory ``fit`` on the same rows; the
 ratio is in-memory seconds / distributed seconds (above 1: the cluster is
@@ -64,7 +65,7 @@ NOTES = []
 
 def run(quick, data_dir):
     import linclass.distributed as ld
-    from linclass.linear import LogisticRegression, MultinomialNB
+    from linclass.linear import LogisticRegression, MultinomialNB, Perceptron
     warnings.simplefilter("ignore")
     X, y, X_test, y_test, _, _ = _harness.newsgroups_tfidf(data_dir, quick)
     repeat = _harness.n_repeats(quick)
@@ -76,6 +77,8 @@ def run(quick, data_dir):
     start = time.perf_counter()
     lr_ref = LogisticRegression(C=10.0).fit(X, y)
     lr_seconds = time.perf_counter() - start
+    pc_seconds, pc_ref = _harness.median_time(
+        lambda: Perceptron(average=True, max_iter=10, random_state=0).fit(X, y), 1)
     lr_evals = None
     measured = {}
     for n_workers in (1, 2):
@@ -92,6 +95,17 @@ def run(quick, data_dir):
                 "acc %.4f" % nb.score(X_test, y_test),
                 note="1 round; parameters %s the in-memory fit's"
                      % ("bit-for-bit" if same else "within rounding of")))
+            info = {}
+            start = time.perf_counter()
+            pc = ld.fit(Perceptron(average=True, max_iter=10, random_state=0), Xd, y,
+                        client=client, info=info)
+            pc_dist = time.perf_counter() - start
+            rows.append(_harness.make_row(
+                "averaged Perceptron (IPM), %d worker%s" % (n_workers, "s" * (n_workers > 1)),
+                data, "in-memory fit", pc_seconds, pc_dist,
+                "acc %.4f" % pc_ref.score(X_test, y_test), "acc %.4f" % pc.score(X_test, y_test),
+                note="%d rounds of 1 epoch, %.3f s/round (in-memory: %d epochs); 1 timed run"
+                     % (info["rounds"], info["seconds_per_round"], pc_ref.n_iter_)))
             info = {}
             start = time.perf_counter()
             lr = ld.fit(LogisticRegression(C=10.0), Xd, y, client=client, info=info)

@@ -5,7 +5,10 @@ array (dense or scipy-sparse chunks, rows whole) and returns the same
 estimator, fitted: it predicts, pickles and saves without Dask.  The
 algorithm follows the estimator: exact per-partition counts with a tree
 reduction for naive Bayes (``naive_bayes``), L-BFGS on the driver over loss
-and gradient sums from the workers for logistic regression (``logistic``).
+and gradient sums from the workers for logistic regression (``logistic``),
+CoCoA+ with a local dual coordinate descent (``_core._cocoa``) for LinearSVC
+(``svm``), iterative parameter mixing for the (averaged) Perceptron
+(``perceptron``).
 ``partitions`` turns dask collections into validated shards and runs tasks
 on a ``distributed.Client`` or on dask's local scheduler (``runner``).
 
