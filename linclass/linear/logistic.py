@@ -52,7 +52,7 @@ from .._validation import (check_array, check_is_fitted, check_n_features, check
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 
-__all__ = ["LogisticRegression"]
+__all__ = ["LogisticRegression", "logistic_data_term"]
 
 
 class _Objective:
@@ -98,6 +98,37 @@ class _Objective:
                                        fit_intercept=self.fit_intercept, **self.rows)
         return (hv + self.inv_var * v) / self.scale
 
+
+
+class _DataTermObjective(_Objective):
+    """An objective whose data term is a function (rows elsewhere: no Hessian)."""
+
+    def __init__(self, data_term, n_classes, fit_intercept):
+        self.data_term = data_term
+        self.binary = n_classes == 2
+        self.n_classes = n_classes
+        self.fit_intercept = fit_intercept
+        self.inv_var = None
+        self.scale = None
+        self.D = None
+        self.n_evals = 0
+
+    def loss_grad(self, theta):
+        self.n_evals += 1
+        return self.data_term(np.ascontiguousarray(theta, dtype=np.float64))
+
+
+def logistic_data_term(X, codes, sample_weight, theta, *, n_classes, fit_intercept):
+    """Unscaled weighted loss and gradient of one block of rows (a public hook).
+
+    ``X`` passed :func:`linclass._validation.check_array`, ``codes`` are int
+    class codes in ``0..n_classes-1``, ``sample_weight`` float64 >= 0 (times the
+    class weights), ``theta`` as in :meth:`LogisticRegression.fit_data_term`.
+    Sums over blocks of rows add up to the data term of all rows.
+    """
+    objective = _Objective(X, codes, np.ascontiguousarray(sample_weight, dtype=np.float64),
+                           n_classes, fit_intercept, None, None)
+    return objective.loss_grad(theta)
 
 def _tron(objective, theta, *, tol, max_iter, verbose=0):
     """Trust-region Newton method (Lin, Weng & Keerthi, 2008, Algorithm 2).
@@ -280,6 +311,42 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         n_samples, n_features = X.shape
         classes, codes = check_classification_target(y, n_samples)
         sample_weight = check_sample_weight(sample_weight, n_samples)
+        self._check_params(n_features)
+        weights = sample_weight * class_weight_vector(self.class_weight, classes, codes,
+                                                      sample_weight)[codes]
+        weights = np.ascontiguousarray(weights)
+        objective = _Objective(X, codes, weights, len(classes), bool(self.fit_intercept),
+                               None, None)
+        return self._fit_objective(objective, classes, n_features, weights.sum())
+
+    def fit_data_term(self, data_term, *, classes, n_features, weight_sum):
+        """Fit on a data term evaluated elsewhere (the hook of :mod:`linclass.distributed`).
+
+        Everything but the pass over the rows is :meth:`fit`'s own code: the
+        prior, the starting point, the solver and the fitted attributes.
+
+        Parameters
+        ----------
+        data_term : callable
+            ``data_term(theta) -> (loss, grad)``: the unscaled weighted loss
+            ``sum_i s_i c_{y_i} loss_i`` and its gradient, as
+            :func:`logistic_data_term` computes them, at the flat parameters
+            ``theta`` of shape ((n_features + fit_intercept) * n_out,) (C order
+            of (n_features + fit_intercept, n_out); ``n_out`` is 1 for two classes).
+        classes : array (n_classes,)
+            Sorted class labels; ``classes[k]`` is code ``k`` of the data term.
+        n_features : int
+        weight_sum : float
+            ``sum_i s_i c_{y_i}``: the objective is divided by it inside the solver.
+        """
+        if self.solver == "tron":
+            raise ValueError("solver='tron' needs the rows in memory (Hessian-vector "
+                             "products); use solver='lbfgs' with fit_data_term")
+        classes = np.asarray(classes)
+        objective = _DataTermObjective(data_term, len(classes), bool(self.fit_intercept))
+        return self._fit_objective(objective, classes, int(n_features), float(weight_sum))
+
+    def _fit_objective(self, objective, classes, n_features, scale):
         variance = self._check_params(n_features)
         n_classes = len(classes)
         binary = n_classes == 2
@@ -289,10 +356,6 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("solver='tron' handles binary problems with penalty='l2' (or "
                              "None); use solver='lbfgs' for %s"
                              % ("L1" if l1 else "%d classes" % n_classes))
-        weights = sample_weight * class_weight_vector(self.class_weight, classes, codes,
-                                                      sample_weight)[codes]
-        weights = np.ascontiguousarray(weights)
-        scale = weights.sum()
         if scale <= 0:
             raise ValueError("sample weights (times class weights) are all zero: nothing to fit")
 
@@ -314,7 +377,8 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 theta0[n_features] = self.intercept_
         theta0 = theta0.ravel()
 
-        objective = _Objective(X, codes, weights, n_classes, fi, inv_var, scale)
+        objective.inv_var = inv_var
+        objective.scale = scale
         with single_threaded_blas():
             theta, fval, n_iter, converged = self._solve(objective, theta0, l1)
         if not converged:

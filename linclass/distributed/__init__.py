@@ -1,0 +1,22 @@
+"""Training on Dask: partitioned data in, an ordinary fitted linclass model out.
+
+``fit(estimator, X, y, client=None)`` trains a linclass estimator on a dask
+array (dense or scipy-sparse chunks, rows whole) and returns the same
+estimator, fitted: it predicts, pickles and saves without Dask.  The
+algorithm follows the estimator: exact per-partition counts with a tree
+reduction for naive Bayes (``naive_bayes``), L-BFGS on the driver over loss
+and gradient sums from the workers for logistic regression (``logistic``),
+CoCoA+ with a local dual coordinate descent (``_core._cocoa``) for LinearSVC
+(``svm``), iterative parameter mixing for the (averaged) Perceptron
+(``perceptron``).
+``partitions`` turns dask collections into validated shards and runs tasks
+on a ``distributed.Client`` or on dask's local scheduler (``runner``).
+
+May import: ``linclass.linear`` (public names only), ``linclass._core``,
+``linclass._validation``, ``linclass.base``, ``linclass.exceptions``.
+Dask itself is imported lazily inside functions: ``import linclass`` and
+``import linclass.distributed`` never need it (``pip install linclass[dask]``).
+"""
+from .api import DistributedError, fit
+
+__all__ = ["DistributedError", "fit"]

@@ -1,0 +1,108 @@
+"""linclass.distributed.fit on a real LocalCluster: 2 worker processes, 1 thread each.
+
+The workers import the linclass under test: the fixture puts its parent
+directory first on the workers' PYTHONPATH (an editable install would do too).
+References: the in-memory fits on the same rows.
+"""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+
+import linclass  # noqa: E402
+import linclass.distributed as ld  # noqa: E402
+from linclass.linear import BernoulliNB, LinearSVC, LogisticRegression, MultinomialNB  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    source = str(pathlib.Path(linclass.__file__).resolve().parents[1])
+    path = os.pathsep.join([source] + [p for p in os.environ.get("PYTHONPATH", "").split(
+        os.pathsep) if p])
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=None, silence_logs=50,
+                                       env={"PYTHONPATH": path, "OMP_NUM_THREADS": "1",
+                                            "OPENBLAS_NUM_THREADS": "1"},
+                                       death_timeout=60)
+    client = distributed.Client(cluster, timeout=60)
+    try:
+        client.wait_for_workers(2, timeout=120)
+        yield client
+    finally:
+        client.close(timeout=30)
+        cluster.close(timeout=30)
+
+
+def _data(n=400, d=300, n_classes=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.04, random_state=seed, format="csr")
+    X.data = np.floor(X.data * 5) + 1.0
+    scores = X @ rng.normal(size=(d, n_classes)) + rng.normal(size=(n, n_classes))
+    return X, np.argmax(scores, axis=1)
+
+
+def test_workers_run_this_linclass(client):
+    files = client.run(lambda: __import__("linclass").__file__)
+    assert len(files) == 2
+    assert all(pathlib.Path(f).resolve() == pathlib.Path(linclass.__file__).resolve()
+               for f in files.values())
+
+
+def test_naive_bayes_and_logistic_regression_on_two_worker_processes(client):
+    X, y = _data()
+    Xd = da.from_array(X, chunks=((100, 0, 150, 150), (X.shape[1],)), asarray=False)
+    for model in (MultinomialNB(), BernoulliNB()):
+        ref = type(model)().fit(X, y)
+        got = ld.fit(model, Xd, y, client=client)
+        assert np.array_equal(got.feature_log_prob_, ref.feature_log_prob_)
+        assert np.array_equal(got.class_log_prior_, ref.class_log_prior_)
+    labels = (y > 0).astype(int)
+    ref = LogisticRegression(C=0.1).fit(X, labels)
+    info = {}
+    got = ld.fit(LogisticRegression(C=0.1), Xd, labels, client=client, info=info)
+    assert abs(got.objective_ - ref.objective_) <= 1e-6 * ref.objective_
+    assert info["rounds"] >= 2
+
+
+def test_cocoa_on_two_worker_processes_equals_the_in_process_run(client):
+    X, y = _data(n_classes=2, seed=1)
+    Xd = da.from_array(X, chunks=((200, 200), (X.shape[1],)), asarray=False)
+    with pytest.warns(linclass.ConvergenceWarning):
+        on_cluster = ld.fit(LinearSVC(random_state=0), Xd, y, client=client, max_rounds=6)
+    with dask.config.set(scheduler="synchronous"), pytest.warns(linclass.ConvergenceWarning):
+        in_process = ld.fit(LinearSVC(random_state=0), Xd, y, max_rounds=6)
+    # same seeds per (partition, round), same reduction order: the same numbers
+    assert np.array_equal(on_cluster.coef_, in_process.coef_)
+    assert np.array_equal(on_cluster.dual_coef_, in_process.dual_coef_)
+
+
+def test_a_worker_with_another_linclass_version_is_refused(client):
+    X, y = _data(n=60)
+    Xd = da.from_array(X, chunks=((30, 30), (X.shape[1],)), asarray=False)
+    worker = sorted(client.scheduler_info()["workers"])[0]
+    client.run(exec, "import linclass._version as v; v.__version__ = '0.0.1'", workers=[worker])
+    try:
+        with pytest.raises(ld.DistributedError, match="another linclass version.*0.0.1"):
+            ld.fit(MultinomialNB(), Xd, y, client=client)
+    finally:
+        client.run(exec, "import linclass._version as v; v.__version__ = %r"
+                   % linclass.__version__, workers=[worker])
+    ld.fit(MultinomialNB(), Xd, y, client=client)        # the cluster is fine again
+
+
+def test_a_closed_client_is_refused_and_the_estimator_left_unfitted(client):
+    X, y = _data(n=60)
+    Xd = da.from_array(X, chunks=((30, 30), (X.shape[1],)), asarray=False)
+    other = distributed.Client(client.scheduler.address, timeout=30)
+    other.close()
+    model = LogisticRegression()
+    with pytest.raises(ld.DistributedError, match="not running"):
+        ld.fit(model, Xd, y, client=other)
+    assert not hasattr(model, "coef_")
