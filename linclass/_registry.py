@@ -52,6 +52,23 @@ PUBLIC_MODELS = {
     "CollectiveClassifier": "graph",
     "PCFG": "parsing",
     "DiscriminativeParser": "parsing",
+    "GaussianNB": "linear",
+    "KernelRidge": "kernels",
+    "KernelRidgeClassifier": "kernels",
+    "KernelLogisticRegression": "kernels",
+    "KernelFunction": "kernels",
+    "SumKernel": "kernels",
+    "ProductKernel": "kernels",
+    "ScaledKernel": "kernels",
+    "NormalizedKernel": "kernels",
+    "SpectrumKernel": "kernels",
+    "SubsequenceKernel": "kernels",
+    "CostSensitiveClassifier": "decision",
+    "RejectOption": "decision",
+    "ThresholdTuner": "decision",
+    "PriorShiftClassifier": "decision",
+    "CalibratedClassifier": "decision",
+    "PosteriorCombiner": "decision",
 }
 
 # command-line model name -> (module:Class, task, description)

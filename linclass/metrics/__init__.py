@@ -11,6 +11,10 @@ differences are in each docstring.  By topic:
     ROC and coverage curves, ROC AUC (ranking accuracy of scores).
 ``probability``
     Brier score, log loss.
+``selective``
+    false positive / false negative rates, ranking error (= 1 - AUC, ties
+    half), the coverage-accuracy curve of a reject option, average cost under
+    a cost matrix.
 ``losses``
     margin losses with derivatives (0/1, hinge, logistic, exponential,
     squared) and the multi-class hinge loss.
@@ -52,6 +56,8 @@ from .ranking import (average_precision_per_query, mean_average_precision, mean_
                       ndcg_at_k, pairwise_ranking_accuracy, precision_at_k, query_metrics,
                       ranking_report)
 from .parsing import (COLLINS_DELETE_LABELS, labeled_brackets, parseval, parseval_counts)
+from .selective import (average_cost, coverage_accuracy_curve, false_negative_rate,
+                        false_positive_rate, ranking_error)
 
 __all__ = [
     "UndefinedMetricWarning", "accuracy_score", "class_ratio", "classification_report",
@@ -65,5 +71,6 @@ __all__ = [
     "token_accuracy", "average_precision_per_query", "mean_average_precision",
     "mean_reciprocal_rank", "ndcg_at_k", "pairwise_ranking_accuracy", "precision_at_k",
     "query_metrics", "ranking_report", "COLLINS_DELETE_LABELS", "labeled_brackets",
-    "parseval_counts", "parseval",
+    "parseval_counts", "parseval", "average_cost", "coverage_accuracy_curve",
+    "false_negative_rate", "false_positive_rate", "ranking_error",
 ]
