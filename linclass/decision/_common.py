@@ -2,6 +2,7 @@
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_random_state
 from ..base import ClassifierMixin
@@ -138,6 +139,23 @@ def holdout_split(codes, fraction, random_state):
     if held.all() or not held.any():
         raise ValueError("cv=%r leaves no data to fit or none to hold out" % (fraction,))
     return held
+
+
+def as_rows(X, y=None, *, need_y=True):
+    """X as an indexable collection of rows (arrays stay, array-likes become arrays,
+    lists of sequences stay lists) and its number of rows; checks that y is given."""
+    if need_y and y is None:
+        raise ValueError("this classifier requires y to be passed, but the target y is None")
+    if X is None:
+        raise ValueError("X is required (got None)")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)                   # row-indexable for the folds
+    elif not isinstance(X, (list, np.ndarray)):
+        X = np.asarray(X)
+    if isinstance(X, np.ndarray) and X.dtype.kind == "c":
+        raise ValueError("Complex data not supported: X holds complex numbers")
+    n = len(X) if isinstance(X, list) else X.shape[0]
+    return X, n
 
 
 def fit_clone(estimator, X, y, sample_weight=None):

@@ -36,8 +36,8 @@ import numpy as np
 
 from .._validation import check_classification_target, check_is_fitted, check_sample_weight
 from ..base import BaseEstimator
-from ._common import (MetaClassifierMixin, check_cv, check_estimator_protocol, fit_clone,
-                      holdout_split, scores_matrix, stratified_folds, take_rows)
+from ._common import (MetaClassifierMixin, as_rows, check_cv, check_estimator_protocol,
+                      fit_clone, holdout_split, scores_matrix, stratified_folds, take_rows)
 
 __all__ = ["CalibratedClassifier", "fit_platt", "fit_isotonic"]
 
@@ -163,7 +163,7 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
             raise ValueError("response must be 'auto', 'decision_function' or 'predict_proba', "
                              "got %r" % (self.response,))
         cv = check_cv(self.cv)
-        n = len(X) if isinstance(X, list) else X.shape[0]
+        X, n = as_rows(X, y)
         y = np.asarray(y)
         classes, codes = check_classification_target(y, n)
         sample_weight = check_sample_weight(sample_weight, n)

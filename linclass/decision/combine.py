@@ -21,7 +21,8 @@ import numpy as np
 
 from .._validation import check_classification_target, check_is_fitted
 from ..base import BaseEstimator
-from ._common import MetaClassifierMixin, check_estimator_protocol, clone_estimator, posteriors
+from ._common import (MetaClassifierMixin, as_rows, check_estimator_protocol, clone_estimator,
+                      posteriors)
 
 __all__ = ["PosteriorCombiner"]
 
@@ -78,7 +79,7 @@ class PosteriorCombiner(MetaClassifierMixin, BaseEstimator):
                 check_is_fitted(e, "classes_")
             self.classes_ = np.unique(np.concatenate([np.asarray(e.classes_) for e in fitted]))
         else:
-            n = len(X) if isinstance(X, list) else X.shape[0]
+            X, n = as_rows(X, y)
             self.classes_, _ = check_classification_target(np.asarray(y), n)
             fitted = []
             for e in self.estimators:
@@ -91,6 +92,15 @@ class PosteriorCombiner(MetaClassifierMixin, BaseEstimator):
         if nf[0] is not None:
             self.n_features_in_ = nf[0]
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:
+            tags.input_tags.sparse = all(e.__sklearn_tags__().input_tags.sparse
+                                         for e in self.estimators)
+        except Exception:
+            pass
+        return tags
 
     def predict_proba(self, X):
         """Combined posteriors (n_samples, n_classes), rows summing to 1."""

@@ -77,9 +77,10 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
     estimator : classifier with ``predict_proba``
         Fitted (with ``prefit=True``) or cloned and fitted by :meth:`fit`.
     cost_matrix : array-like (n_classes, n_classes) or None, default=None
-        None: the 0/1 cost (argmax of the posterior).  ``cost_matrix[k, j]``: cost of predicting class ``classes_[j]`` when
-        the true class is ``classes_[k]`` (rows: truth, columns: prediction,
-        the orientation of a confusion matrix).
+        None: the 0/1 cost (argmax of the posterior).  ``cost_matrix[k, j]``:
+        cost of predicting class ``classes_[j]`` when the true class is
+        ``classes_[k]`` (rows: truth, columns: prediction, the orientation of
+        a confusion matrix).
     prefit : bool, default=False
         Use ``estimator`` as already fitted: :meth:`fit` only checks the cost
         matrix against its classes.

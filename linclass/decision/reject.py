@@ -39,18 +39,20 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
     criterion : {"posterior", "margin"}, default="posterior"
         ``"posterior"``: the largest posterior; ``"margin"``: ``|f(x)|`` for two
         classes, the difference of the two largest scores otherwise.
-    reject_label : object, default=-1
-        Returned by :meth:`predict` for rejected samples (choose a value that
-        is not a class).
+    reject_label : object or None, default=None
+        Returned by :meth:`predict` for rejected samples (must not be a
+        class).  None: ``min(classes_) - 1`` for numeric classes, the string
+        ``"<rejected>"`` otherwise (``reject_label_``).
     prefit : bool, default=False
         Use ``estimator`` as already fitted.
 
     Attributes
     ----------
     estimator_, classes_, n_features_in_
+    reject_label_ : the label of rejected samples
     """
 
-    def __init__(self, estimator=None, threshold=0.0, criterion="posterior", reject_label=-1,
+    def __init__(self, estimator=None, threshold=0.0, criterion="posterior", reject_label=None,
                  prefit=False):
         self.estimator = estimator
         self.threshold = threshold
@@ -80,8 +82,12 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
                 est.fit(X, y, sample_weight=sample_weight)
         self.estimator_ = est
         self.classes_ = np.asarray(est.classes_)
-        if np.isin(np.asarray([self.reject_label], dtype=object),
-                   self.classes_.astype(object)).any():
+        label = self.reject_label
+        if label is None:
+            label = (self.classes_.min() - 1 if self.classes_.dtype.kind in "iuf"
+                     else "<rejected>")
+        self.reject_label_ = label
+        if label in set(self.classes_.tolist()):
             raise ValueError("reject_label=%r is one of the classes; choose another value"
                              % (self.reject_label,))
         if hasattr(est, "n_features_in_"):
@@ -123,10 +129,10 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
         if accepted.all():
             return labels
         try:
-            out = labels.astype(np.result_type(labels.dtype, np.asarray(self.reject_label)))
+            out = labels.astype(np.result_type(labels.dtype, np.asarray(self.reject_label_)))
         except TypeError:
             out = labels.astype(object)
-        if out.dtype.kind in "US" and len(str(self.reject_label)) > out.dtype.itemsize // 4:
+        if out.dtype.kind in "US" and len(str(self.reject_label_)) > out.dtype.itemsize // 4:
             out = labels.astype(object)
-        out[~accepted] = self.reject_label
+        out[~accepted] = self.reject_label_
         return out

@@ -21,16 +21,12 @@ import numpy as np
 
 from .._validation import check_classification_target, check_is_fitted, check_sample_weight
 from ..base import BaseEstimator
-from ._common import (MetaClassifierMixin, binary_scores, check_cv, check_estimator_protocol,
-                      fit_clone, holdout_split, stratified_folds, take_rows)
+from ._common import (MetaClassifierMixin, as_rows, binary_scores, check_cv,
+                      check_estimator_protocol, fit_clone, holdout_split, stratified_folds, take_rows)
 
 __all__ = ["ThresholdTuner"]
 
 _METRICS = ("accuracy", "balanced_accuracy", "f1", "youden")
-
-
-def _n_rows(X):
-    return len(X) if isinstance(X, list) else X.shape[0]
 
 
 def _sweep(scores, truth, weight, metric):
@@ -67,7 +63,8 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
     ----------
     estimator : binary classifier
         With ``decision_function`` or ``predict_proba``.
-    scoring : {"balanced_accuracy", "accuracy", "f1", "youden"} or callable, default="balanced_accuracy"
+    scoring : str or callable, default="balanced_accuracy"
+        ``"balanced_accuracy"``, ``"accuracy"``, ``"f1"`` or ``"youden"``.
         The metric maximised; a callable ``scoring(y_true, y_pred) -> float``
         (labels of ``classes_``) is evaluated at up to ``n_thresholds``
         quantiles of the scores.
@@ -133,11 +130,12 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
         if not callable(self.scoring) and self.scoring not in _METRICS:
             raise ValueError("scoring must be one of %s or a callable(y_true, y_pred), got %r"
                              % (_METRICS, self.scoring))
-        n = _n_rows(X)
+        X, n = as_rows(X, y)
         y = np.asarray(y)
         classes, codes = check_classification_target(y, n)
         if len(classes) != 2:
-            raise ValueError("ThresholdTuner needs a binary problem, y has %d classes"
+            raise ValueError("Only binary classification is supported: ThresholdTuner needs a "
+                             "binary problem, y has %d classes"
                              % len(classes))
         sample_weight = check_sample_weight(sample_weight, n)
         self.classes_ = classes
@@ -157,6 +155,11 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
         if hasattr(est, "n_features_in_"):
             self.n_features_in_ = est.n_features_in_
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
 
     def decision_function(self, X):
         """The wrapped score minus ``threshold_`` (> 0: ``classes_[1]``)."""

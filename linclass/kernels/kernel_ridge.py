@@ -137,7 +137,7 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
         X = self._check_X(X, at_fit=True)
         n = self._n_rows(X)
         if y is None:
-            raise ValueError("KernelRidge requires y (got None)")
+            raise ValueError("KernelRidge requires y to be passed, but the target y is None")
         try:
             Y = np.asarray(y, dtype=np.float64)
         except (TypeError, ValueError):
@@ -150,6 +150,8 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
         was_1d = Y.ndim == 1
         Y = Y.reshape(n, -1)
         sample_weight = check_sample_weight(sample_weight, n)
+        if not (sample_weight > 0).any():
+            raise ValueError("sample_weight: all weights are zero; nothing to train on")
         self._fit_targets(X, Y, sample_weight)
         if was_1d:
             self.dual_coef_ = self.dual_coef_.ravel()

@@ -63,6 +63,7 @@ def test_reject_option_and_coverage_curve():
     t = np.median(conf)
     model = RejectOption(GaussianNB(), threshold=t).fit(X, y)
     pred = model.predict(X)
+    assert model.reject_label_ == -1
     np.testing.assert_array_equal(pred == -1, conf < t)
     np.testing.assert_array_equal(pred[conf >= t], base.predict(X)[conf >= t])
     cov, acc, thr = coverage_accuracy_curve(y, base.predict(X), conf)
