@@ -4,90 +4,72 @@
 # (sequence s is symbols[indptr[s]:indptr[s + 1]]).  Two kernels:
 #
 # * the spectrum kernel (Leslie, Eskin & Noble 2002) as the inner product of
-#   sparse k-gram count vectors: each sequence is a run of sorted int64 k-gram
-#   keys with their counts (built by the Python layer); one Gram entry is a
-#   merge join of two sorted runs;
+#   sparse k-gram count vectors, from the postings of each k-gram (the Python
+#   layer builds int64 k-gram keys, sorted, with the sequence and count of each):
+#   every pair of postings of one k-gram adds count * count to one Gram entry;
 # * the gap-weighted subsequence kernel (Lodhi et al. 2002) by its dynamic
 #   programme in O(n |s| |t|) per pair (Shawe-Taylor & Cristianini 2004,
 #   section 11.3).
 #
 # The Python layer has checked every array (dtypes, indptr monotone and within
-# bounds, keys sorted per run); this module only checks shape agreement.
+# bounds, keys sorted); this module only checks shape agreement.
 
 from libc.stdlib cimport malloc, free
 
 import numpy as np
 
 
-cdef double _sorted_dot(const long long* ka, const double* va, Py_ssize_t na,
-                        const long long* kb, const double* vb, Py_ssize_t nb) noexcept nogil:
-    """sum over common keys of va * vb, both key runs sorted increasingly"""
-    cdef Py_ssize_t i = 0, j = 0
-    cdef double total = 0.0
-    while i < na and j < nb:
-        if ka[i] == kb[j]:
-            total += va[i] * vb[j]
-            i += 1
-            j += 1
-        elif ka[i] < kb[j]:
-            i += 1
-        else:
-            j += 1
-    return total
-
-
-cdef void _spectrum_block(const long long[::1] a_keys, const double[::1] a_vals,
-                          const long long[::1] a_indptr,
-                          const long long[::1] b_keys, const double[::1] b_vals,
-                          const long long[::1] b_indptr, bint symmetric,
-                          double[:, ::1] out) noexcept nogil:
-    """out[a, b] = <phi(A[a]), phi(B[b])>  (out: (n_a, n_b))"""
-    cdef Py_ssize_t n_a = a_indptr.shape[0] - 1
-    cdef Py_ssize_t n_b = b_indptr.shape[0] - 1
-    cdef Py_ssize_t a, b, start_b
-    cdef long long sa, ea, sb, eb
-    for a in range(n_a):
-        sa = a_indptr[a]
-        ea = a_indptr[a + 1]
-        start_b = a if symmetric else 0
-        for b in range(start_b, n_b):
-            sb = b_indptr[b]
-            eb = b_indptr[b + 1]
-            if ea == sa or eb == sb:
-                out[a, b] = 0.0
-            else:
-                out[a, b] = _sorted_dot(&a_keys[sa], &a_vals[sa], ea - sa,
-                                        &b_keys[sb], &b_vals[sb], eb - sb)
+cdef void _postings_block(const long long[::1] keys, const int[::1] side,
+                          const long long[::1] owner, const double[::1] count,
+                          bint symmetric, double[:, ::1] out) noexcept nogil:
+    """out[a, b] += count_a * count_b for every key shared by row a (side 0) and
+    column b (side 1); keys sorted, so each key's postings are one run.  With
+    ``symmetric`` every posting is side 0 and the upper triangle is mirrored."""
+    cdef Py_ssize_t n = keys.shape[0]
+    cdef Py_ssize_t start = 0, end, i, j
+    cdef long long a, b
+    while start < n:
+        end = start + 1
+        while end < n and keys[end] == keys[start]:
+            end += 1
+        for i in range(start, end):
+            if side[i] != 0:
+                continue
+            a = owner[i]
             if symmetric:
-                out[b, a] = out[a, b]
+                for j in range(i, end):
+                    b = owner[j]
+                    out[a, b] += count[i] * count[j]
+                    if a != b:
+                        out[b, a] += count[i] * count[j]
+            else:
+                for j in range(start, end):
+                    if side[j] == 1:
+                        out[a, owner[j]] += count[i] * count[j]
+        start = end
 
 
-def spectrum_gram(*, a_keys, a_vals, a_indptr, b_keys, b_vals, b_indptr, bint symmetric):
-    """Gram matrix of sparse k-gram count vectors given as sorted key runs.
+def spectrum_gram_postings(*, keys, side, owner, count, Py_ssize_t n_a, Py_ssize_t n_b,
+                           bint symmetric):
+    """Gram matrix of sparse k-gram count vectors from their postings.
 
-    ``*_keys`` int64 (sorted inside each run), ``*_vals`` float64 of the same
-    length, ``*_indptr`` int64 run boundaries (n + 1 entries).  With
-    ``symmetric`` the B side must be the A side and only the upper triangle
-    is computed.
+    ``keys`` int64 sorted increasingly, ``side`` int32 (0: a row of A, 1: a
+    column of B), ``owner`` int64 (row / column index, in range: checked by
+    the caller), ``count`` float64; one entry per (sequence, distinct k-gram).
+    Cost: sum over k-grams of (postings)^2, as a sparse product.
     """
-    cdef const long long[::1] ak = np.ascontiguousarray(a_keys, dtype=np.int64)
-    cdef const double[::1] av = np.ascontiguousarray(a_vals, dtype=np.float64)
-    cdef const long long[::1] ap = np.ascontiguousarray(a_indptr, dtype=np.int64)
-    cdef const long long[::1] bk = np.ascontiguousarray(b_keys, dtype=np.int64)
-    cdef const double[::1] bv = np.ascontiguousarray(b_vals, dtype=np.float64)
-    cdef const long long[::1] bp = np.ascontiguousarray(b_indptr, dtype=np.int64)
-    if ak.shape[0] != av.shape[0] or bk.shape[0] != bv.shape[0]:
-        raise ValueError("keys and values must have the same length")
-    if ap.shape[0] < 1 or bp.shape[0] < 1:
-        raise ValueError("indptr must have at least one entry")
-    if ap[ap.shape[0] - 1] != ak.shape[0] or bp[bp.shape[0] - 1] != bk.shape[0]:
-        raise ValueError("indptr must end at the number of keys")
-    if symmetric and ap.shape[0] != bp.shape[0]:
-        raise ValueError("a symmetric Gram matrix needs the same sequences on both sides")
-    out_arr = np.zeros((ap.shape[0] - 1, bp.shape[0] - 1), dtype=np.float64)
+    cdef const long long[::1] k = np.ascontiguousarray(keys, dtype=np.int64)
+    cdef const int[::1] sd = np.ascontiguousarray(side, dtype=np.int32)
+    cdef const long long[::1] ow = np.ascontiguousarray(owner, dtype=np.int64)
+    cdef const double[::1] c = np.ascontiguousarray(count, dtype=np.float64)
+    if not (k.shape[0] == sd.shape[0] == ow.shape[0] == c.shape[0]):
+        raise ValueError("keys, side, owner and count must have the same length")
+    if symmetric and n_a != n_b:
+        raise ValueError("a symmetric Gram matrix is square")
+    out_arr = np.zeros((n_a, n_b), dtype=np.float64)
     cdef double[:, ::1] out = out_arr
     with nogil:
-        _spectrum_block(ak, av, ap, bk, bv, bp, symmetric, out)
+        _postings_block(k, sd, ow, c, symmetric, out)
     return out_arr
 
 
@@ -142,7 +124,6 @@ cdef int _subsequence_block(const int[::1] a_sym, const long long[::1] a_indptr,
     cdef Py_ssize_t size = (max_a + 1) * (max_b + 1)
     cdef double* prev = <double*> malloc(size * sizeof(double))
     cdef double* cur = <double*> malloc(size * sizeof(double))
-    cdef const int* empty = NULL
     if prev == NULL or cur == NULL:
         free(prev)
         free(cur)

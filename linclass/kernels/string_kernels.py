@@ -20,7 +20,7 @@ with ``kernel="precomputed"`` (they take numeric arrays only).
     2002), by the O(n |s| |t|) dynamic programme; ``normalize=True`` (the
     default, as in the paper) divides by ``sqrt(k(s, s) k(t, t))``.
 
-The hot loops (sorted k-gram merge joins, the subsequence DP) are in
+The hot loops (the k-gram postings products, the subsequence DP) are in
 ``linclass._core._string_kernels`` and release the GIL.
 
 References
@@ -86,6 +86,25 @@ def encode_sequences(sequences, vocabulary):
                     from None
             pos += 1
     return symbols, indptr
+
+
+def _postings_gram(ka, va, pa, kb, vb, pb, symmetric):
+    """Gram matrix from the sorted k-gram runs of A and B (Cython postings loop)."""
+    from .._core._string_kernels import spectrum_gram_postings
+    n_a, n_b = len(pa) - 1, len(pb) - 1
+    owner_a = np.repeat(np.arange(n_a, dtype=np.int64), np.diff(pa))
+    if symmetric:
+        keys, owner, count = ka, owner_a, va
+        side = np.zeros(len(ka), dtype=np.int32)
+    else:
+        owner_b = np.repeat(np.arange(n_b, dtype=np.int64), np.diff(pb))
+        keys = np.concatenate([ka, kb])
+        owner = np.concatenate([owner_a, owner_b])
+        count = np.concatenate([va, vb])
+        side = np.r_[np.zeros(len(ka), np.int32), np.ones(len(kb), np.int32)]
+    order = np.argsort(keys, kind="stable")
+    return spectrum_gram_postings(keys=keys[order], side=side[order], owner=owner[order],
+                                  count=count[order], n_a=n_a, n_b=n_b, symmetric=symmetric)
 
 
 class SequenceKernel(Kernel):
@@ -183,9 +202,7 @@ class SpectrumKernel(SequenceKernel):
                 kb, vb, pb = keys[cut:], vals[cut:], ptr[na:] - cut
             else:
                 kb, vb, pb = self._runs(b[0], b[1], k, base)
-        from .._core._string_kernels import spectrum_gram
-        return spectrum_gram(a_keys=ka, a_vals=va, a_indptr=pa, b_keys=kb, b_vals=vb,
-                             b_indptr=pb, symmetric=B is A)
+        return _postings_gram(ka, va, pa, kb, vb, pb, B is A)
 
     def diag(self, X):
         """``k(x, x)`` for each sequence of X."""
