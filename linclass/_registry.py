@@ -54,6 +54,24 @@ PUBLIC_MODELS = {
     "DiscriminativeParser": "parsing",
     "CRF": "sequence",
     "HMM": "sequence",
+
+    "GaussianNB": "linear",
+    "KernelRidge": "kernels",
+    "KernelRidgeClassifier": "kernels",
+    "KernelLogisticRegression": "kernels",
+    "KernelFunction": "kernels",
+    "SumKernel": "kernels",
+    "ProductKernel": "kernels",
+    "ScaledKernel": "kernels",
+    "NormalizedKernel": "kernels",
+    "SpectrumKernel": "kernels",
+    "SubsequenceKernel": "kernels",
+    "CostSensitiveClassifier": "decision",
+    "RejectOption": "decision",
+    "ThresholdTuner": "decision",
+    "PriorShiftClassifier": "decision",
+    "CalibratedClassifier": "decision",
+    "PosteriorCombiner": "decision",
 }
 
 # command-line model name -> (module:Class, task, description)

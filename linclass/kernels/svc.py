@@ -505,6 +505,24 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
         K = self._kernel_to_support(X)
         return K @ self._problem_coef().T + self.intercept_
 
+    @property
+    def coef_(self):
+        """Primal weights of each sub-problem, ``dual_coef @ support_vectors_``
+        (n_problems, n_features); only for ``kernel="linear"``.
+
+        ``X @ coef_.T + intercept_`` are the raw sub-problem decision values
+        (the binary decision function for two classes).
+        """
+        check_is_fitted(self, "support_")
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel "
+                                 "(kernel=%r); use dual_coef_ and support_vectors_"
+                                 % (self.kernel,))
+        coef = self._problem_coef()
+        sv = self.support_vectors_
+        W = (sv.T @ coef.T).T if sp.issparse(sv) else coef @ sv
+        return np.ascontiguousarray(np.asarray(W))
+
     def decision_function(self, X):
         """Decision values.
 

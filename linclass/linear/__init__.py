@@ -4,13 +4,14 @@ Perceptrons (``perceptron``), linear SVMs by dual coordinate descent or
 Pegasos (``svm``), multi-class SVMs and one-vs-rest / one-vs-one
 (``multiclass``), least squares / ridge / lasso classifiers (``least_squares``)
 and regressors (``regression``), logistic regression (``logistic``), MaxEnt
-with feature functions (``maxent``), naive Bayes (``naive_bayes``) and its
-mixture (``mixture_nb``), and SGD on margin losses (``sgd``).
+with feature functions (``maxent``), naive Bayes (``naive_bayes``), Gaussian naive
+Bayes (``gaussian_nb``) and the mixture (``mixture_nb``), and SGD on margin losses (``sgd``).
 
 May import: ``linclass._core``, ``linclass._validation``, ``linclass.base``,
 ``linclass.exceptions``, ``linclass.metrics``; helpers shared inside the
 family live in ``linear/_common.py``.  Nothing here imports a structured task.
 """
+from .gaussian_nb import GaussianNB
 from .least_squares import LassoClassifier, LeastSquaresClassifier, RidgeClassifier
 from .logistic import LogisticRegression
 from .maxent import MaxEnt
@@ -22,7 +23,7 @@ from .regression import Lasso, LinearRegression, Ridge, lasso_path
 from .sgd import SGDClassifier
 from .svm import LinearSVC
 
-__all__ = ["BernoulliNB", "CrammerSingerSVC", "Lasso", "LassoClassifier", "LeastSquaresClassifier",
+__all__ = ["BernoulliNB", "CrammerSingerSVC", "GaussianNB", "Lasso", "LassoClassifier", "LeastSquaresClassifier",
            "LinearRegression", "LinearSVC", "LogisticRegression", "MaxEnt", "MixtureNB",
            "MultinomialNB", "OneVsOneClassifier", "OneVsRestClassifier", "Perceptron", "Ridge",
            "RidgeClassifier", "SGDClassifier", "WestonWatkinsSVC", "lasso_path"]

@@ -11,6 +11,10 @@ differences are in each docstring.  By topic:
     ROC and coverage curves, ROC AUC (ranking accuracy of scores).
 ``probability``
     Brier score, log loss.
+``selective``
+    false positive / false negative rates, ranking error (= 1 - AUC, ties
+    half), the coverage-accuracy curve of a reject option, average cost under
+    a cost matrix.
 ``losses``
     margin losses with derivatives (0/1, hinge, logistic, exponential,
     squared) and the multi-class hinge loss.
@@ -39,7 +43,8 @@ References
 """
 
 # every public name of the topic modules, listed in each module's __all__
-from . import chunking, classification, losses, parsing, probability, ranking, scores
+from . import (chunking, classification, losses, parsing, probability, ranking, scores,
+               selective)
 from ._checks import UndefinedMetricWarning
 from .classification import *  # noqa: F401,F403
 from .scores import *  # noqa: F401,F403
@@ -48,8 +53,10 @@ from .losses import *  # noqa: F401,F403
 from .chunking import *  # noqa: F401,F403
 from .ranking import *  # noqa: F401,F403
 from .parsing import *  # noqa: F401,F403
+from .selective import *  # noqa: F401,F403
 
 __all__ = ["UndefinedMetricWarning"]
-for _module in (classification, scores, probability, losses, chunking, ranking, parsing):
+for _module in (classification, scores, probability, losses, chunking, ranking, parsing,
+                selective):
     __all__ += _module.__all__
 del _module

@@ -1,0 +1,165 @@
+"""What the representer-theorem models share: kernel evaluation and the feature basis.
+
+By the representer theorem (Kimeldorf & Wahba 1971; Schölkopf, Herbrich &
+Smola 2001) the minimiser of a regularised empirical risk in an RKHS is
+``f(x) = sum_i dual_coef_i k(x_i, x)``.  :class:`RepresenterMixin` gives
+:class:`~linclass.kernels.KernelRidge`, :class:`~linclass.kernels.KernelRidgeClassifier`
+and :class:`~linclass.kernels.KernelLogisticRegression` one way to
+
+* accept ``kernel`` as a name (``"linear"``, ``"poly"``, ``"rbf"``,
+  ``"sigmoid"``), ``"precomputed"``, a callable ``kernel(X, Y)``, or a kernel
+  object of :mod:`linclass.kernels.composition` / string kernel (then ``X`` may
+  be a list of strings or token sequences);
+* build the training basis: either the exact one (eigendecomposition
+  ``K = U diag(lam) U^T`` and features ``Phi = U diag(sqrt(lam))``, so that
+  ``||f||_H^2 = ||w||^2`` and any primal solver on ``Phi`` solves the dual:
+  ``dual_coef = U diag(lam^-1/2) w``), or the Nystroem one of
+  :class:`~linclass.kernels.MercerMap` (``n_components`` landmarks; the dual
+  coefficients then live on the landmarks).
+"""
+import numbers
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from .._validation import check_array, check_is_fitted, check_n_features, check_positive
+from .mercer import MercerMap
+from .pairwise import call_kernel, check_kernel_name, pairwise_kernels
+
+__all__ = ["RepresenterMixin"]
+
+_NAMED = ("linear", "poly", "rbf", "sigmoid")
+
+
+class RepresenterMixin:
+    """Kernel handling of the representer-theorem models (see the module docstring).
+
+    Uses the parameters ``kernel``, ``gamma``, ``degree``, ``coef0``,
+    ``n_components`` and ``random_state`` of the model.
+    """
+
+    def _kernel_params(self):
+        if self.kernel == "linear":
+            return {}
+        if self.kernel == "rbf":
+            return {"gamma": self.gamma}
+        if self.kernel == "sigmoid":
+            return {"gamma": self.gamma, "coef0": self.coef0}
+        return {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+
+    def _is_sequence_kernel(self):
+        return bool(getattr(self.kernel, "accepts_sequences", False))
+
+    def _check_kernel(self):
+        if not callable(self.kernel):
+            check_kernel_name(self.kernel)
+        if self.n_components is not None:
+            check_positive(self.n_components, "n_components", integer=True)
+            if self.kernel not in ("linear", "poly", "rbf"):
+                raise ValueError("n_components (Nystroem) needs kernel 'linear', 'poly' or "
+                                 "'rbf' (the kernels of MercerMap), got %r" % (self.kernel,))
+
+    def _check_X(self, X, *, at_fit):
+        """Inputs in the form the kernel takes; sets n_features_in_ at fit."""
+        if self._is_sequence_kernel():
+            n = self.kernel.n_samples(X)
+            X = list(X)
+            if at_fit:
+                if n == 0:
+                    raise ValueError("X is empty: at least one sequence is needed")
+                self.n_features_in_ = 1
+            return X
+        if self.kernel == "precomputed":
+            if sp.issparse(X):
+                X = X.toarray()
+            X = check_array(X, accept_sparse=False)
+            if at_fit:
+                if X.shape[0] != X.shape[1]:
+                    raise ValueError("X should be a square kernel matrix with "
+                                     "kernel='precomputed', got shape %r" % (X.shape,))
+                self.n_features_in_ = X.shape[1]
+            elif X.shape[1] != self.n_features_in_:
+                raise ValueError("X.shape[1] = %d should be equal to %d, the number of samples "
+                                 "at training time (kernel='precomputed')"
+                                 % (X.shape[1], self.n_features_in_))
+            return X
+        X = check_array(X)
+        if at_fit:
+            self.n_features_in_ = X.shape[1]
+        else:
+            check_n_features(X, self.n_features_in_, owner=self)
+        return X
+
+    def _gram(self, X, Y):
+        if self.kernel == "precomputed":
+            return X
+        if callable(self.kernel):
+            if self._is_sequence_kernel() or hasattr(self.kernel, "diag"):
+                K = np.asarray(self.kernel(X, Y), dtype=np.float64)
+                if not np.isfinite(K).all():
+                    raise ValueError("the kernel returned non-finite values")
+                return K
+            return call_kernel(self.kernel, X, Y)
+        return pairwise_kernels(X, Y, kernel=self.kernel, **self._kernel_params())
+
+    def _fit_basis(self, X):
+        """Features ``Phi`` (n, r) of the training rows and the map ``w -> dual_coef``."""
+        self._check_kernel()
+        if self.n_components is not None:
+            gamma = self.gamma
+            mercer = MercerMap(n_landmarks=min(int(self.n_components), self._n_rows(X)),
+                               kernel=self.kernel, gamma=gamma, degree=self.degree,
+                               coef0=self.coef0, random_state=self.random_state).fit(X)
+            Phi = mercer.transform(X)
+            self.X_fit_ = mercer.landmarks_
+            self.landmark_indices_ = mercer.landmark_indices_
+            return Phi, mercer.projection_
+        K = self._gram(X, None if self.kernel != "precomputed" else X)
+        K = 0.5 * (K + K.T)
+        lam, U = scipy.linalg.eigh(K, check_finite=False)
+        top = max(float(lam.max()), 0.0) if len(lam) else 0.0
+        keep = lam > 1e-10 * top if top > 0 else np.zeros(len(lam), dtype=bool)
+        if not keep.any():
+            raise ValueError("the kernel matrix of the training data is zero: nothing to fit "
+                             "(check gamma and the data)")
+        lam, U = lam[keep], U[:, keep]
+        Phi = U * np.sqrt(lam)
+        self.X_fit_ = X if self.kernel != "precomputed" else np.empty((0, 0))
+        self.landmark_indices_ = None
+        return Phi, U / np.sqrt(lam)
+
+    @staticmethod
+    def _n_rows(X):
+        return len(X) if isinstance(X, list) else X.shape[0]
+
+    def _kernel_to_fit(self, X):
+        """``k(X, X_fit_)`` for prediction, shape (n_samples, n_basis)."""
+        check_is_fitted(self, "dual_coef_")
+        X = self._check_X(X, at_fit=False)
+        if self.kernel == "precomputed":
+            if self.landmark_indices_ is not None:
+                return X[:, self.landmark_indices_]
+            return X
+        return self._gram(X, self.X_fit_)
+
+    def _get_state(self):
+        state = super()._get_state()
+        if isinstance(state.get("X_fit_"), list):
+            state["X_fit_"] = [s if isinstance(s, str) else list(s) for s in state["X_fit_"]]
+        return state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        if self._is_sequence_kernel():
+            tags.input_tags.string = True
+            tags.input_tags.two_d_array = False
+        return tags
+
+
+def check_alpha(alpha):
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) \
+            or alpha < 0:
+        raise ValueError("alpha must be a finite number >= 0, got %r" % (alpha,))
+    return float(alpha)
