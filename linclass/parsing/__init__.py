@@ -13,6 +13,7 @@ May import: ``linclass.structured``, ``linclass.datasets`` (trees),
 from .grammar import (CompiledGrammar, GrammarStructure, NoParseError, signature_backoffs,
                       word_signature)
 from .parsers import PCFG, DiscriminativeParser, debinarize, treebank_to_cnf
+from .spans import SpanGrammarStructure
 
 __all__ = ["CompiledGrammar", "DiscriminativeParser", "GrammarStructure", "NoParseError", "PCFG",
-           "debinarize", "signature_backoffs", "treebank_to_cnf", "word_signature"]
+           "SpanGrammarStructure", "debinarize", "signature_backoffs", "treebank_to_cnf", "word_signature"]
