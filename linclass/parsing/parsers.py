@@ -683,7 +683,8 @@ class DiscriminativeParser(BaseEstimator):
         ``"spans"`` only: 0 for exact CKY, else the number of upper nodes each
         chart cell keeps (beam pruning; Collins and Roark, 2004).
     hash_bits : int
-        ``"spans"`` only: ``2 ** hash_bits`` span-feature weights.
+        ``"spans"`` only: ``2 ** hash_bits`` hashed span-template values (each
+        with one weight per coarse label).
 
     Attributes
     ----------
@@ -700,7 +701,7 @@ class DiscriminativeParser(BaseEstimator):
 
     def __init__(self, *, learner="perceptron", max_iter=5, C=1.0, tol=0.1, average=True,
                  horizontal_markov=1, vertical_markov=1, rare_threshold=1,
-                 random_state=None, verbose=0, features="spans", beam_size=0, hash_bits=20):
+                 random_state=None, verbose=0, features="spans", beam_size=0, hash_bits=15):
         self.features = features
         self.beam_size = beam_size
         self.hash_bits = hash_bits

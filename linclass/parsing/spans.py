@@ -24,9 +24,10 @@ Joint features
   shapes of the first and last words with the length bucket, the last word's
   three-letter suffix, and the pair (word before, word after).  Words seen at
   most ``rare_threshold`` times in training are replaced by their
-  :func:`~linclass.parsing.word_signature`.  These features are hashed into
-  ``2 ** hash_bits`` weights (a fixed multiplicative hash, the same in every
-  process).
+  :func:`~linclass.parsing.word_signature`.  Each template value is hashed
+  (a fixed hash, the same in every process) to one of ``2 ** hash_bits`` rows
+  of a table with one column per coarse label; the span scores of a sentence
+  are then one gather from that table.
 
 The split-point features of Hall et al. (2014) are not included: they would
 need a score per (span, split, rule) in the CKY kernel.
@@ -105,7 +106,7 @@ class SpanParserInput:
     """A sentence prepared for :class:`SpanGrammarStructure`: its words, the
     candidate (position, tag) pairs with their lexical log-probabilities and
     the hashed span templates of every chart cell (``(n_cells, N_TEMPLATES)``
-    uint64, cell order of the CKY kernel)."""
+    rows of the span-weight table, cell order of the CKY kernel)."""
 
     __slots__ = ("words", "position", "tag", "lexical_logprob", "templates")
 
@@ -138,15 +139,16 @@ class SpanGrammarStructure(GrammarStructure):
         direct unary rules, root rules ``ROOT -> X`` and lexicon define the
         tree space; its log-probabilities are features 0 and 1).
     hash_bits : int
-        ``2 ** hash_bits`` span-feature weights.
+        ``2 ** hash_bits`` rows of the span-weight table (times the number of
+        coarse labels weights).
     beam_size : int
         0: exact CKY; otherwise the number of upper nodes kept per cell.
     root_label : str
     """
 
-    def __init__(self, pcfg, *, hash_bits=20, beam_size=0, root_label="ROOT"):
-        if not 8 <= int(hash_bits) <= 30:
-            raise ValueError("hash_bits must be in [8, 30], got %r" % (hash_bits,))
+    def __init__(self, pcfg, *, hash_bits=15, beam_size=0, root_label="ROOT"):
+        if not 4 <= int(hash_bits) <= 24:
+            raise ValueError("hash_bits must be in [4, 24], got %r" % (hash_bits,))
         if int(beam_size) < 0:
             raise ValueError("beam_size must be >= 0, got %r" % (beam_size,))
         self.pcfg = pcfg
@@ -183,14 +185,12 @@ class SpanGrammarStructure(GrammarStructure):
         self._offset_unary = 2 + len(binary)
         self._offset_root = self._offset_unary + len(unary)
         self._offset_span = self._offset_root + len(root)
-        self.n_features = self._offset_span + (1 << self.hash_bits)
         coarse = {}
         self.coarse_of_symbol = np.array(
             [coarse.setdefault(coarse_label(s), len(coarse)) for s in self.symbols],
             dtype=np.int64)
         self.coarse_labels = list(coarse)
-        self._coarse_key = _mix(np.array([_string_hash("label=" + c) for c in coarse],
-                                         dtype=np.uint64))
+        self.n_features = self._offset_span + (1 << self.hash_bits) * len(coarse)
         self._word_hash = {}
 
     # -- inputs -------------------------------------------------------------------
@@ -238,9 +238,10 @@ class SpanGrammarStructure(GrammarStructure):
                        before * k1 + first * k2, last * k1 + after * k3,
                        shape[starts + 1] * k1 + shape[ends] * k2 + bucket,
                        suffix[ends], before * k2 + after * k1]
-            templates = np.empty((length.size, N_TEMPLATES), dtype=np.uint64)
+            templates = np.empty((length.size, N_TEMPLATES), dtype=np.int64)
+            shift = np.uint64(64 - self.hash_bits)
             for t, col in enumerate(columns):
-                templates[:, t] = _mix(col + np.uint64(t + 1) * k3)
+                templates[:, t] = (_mix(col + np.uint64(t + 1) * k3) >> shift).astype(np.int64)
         return SpanParserInput(words, np.array(position, dtype=np.int64),
                                np.array(tag, dtype=np.int64), np.array(lp, dtype=np.float64),
                                templates)
@@ -248,23 +249,14 @@ class SpanGrammarStructure(GrammarStructure):
     def batch_inputs(self, X):
         return [self.prepare(x) for x in X]
 
-    def _span_indices(self, templates, coarse):
-        """Feature ids of templates (m, T) conjoined with coarse labels (C,): (m, T, C)."""
-        with np.errstate(over="ignore"):
-            h = _mix(templates[:, :, None] + self._coarse_key[coarse][None, None, :])
-        return (self._offset_span
-                + (h >> np.uint64(64 - self.hash_bits)).astype(np.int64))
+    def _span_indices(self, rows, coarse):
+        """Feature ids of template rows (m, T) conjoined with coarse labels (m,): (m, T)."""
+        return self._offset_span + rows * len(self.coarse_labels) + coarse[:, None]
 
     def span_scores(self, w, px):
         """``(n_cells, N)`` span-feature scores of the lower nodes of every cell."""
-        n_coarse = len(self.coarse_labels)
-        out = np.empty((px.templates.shape[0], n_coarse))
-        all_coarse = np.arange(n_coarse)
-        step = max(1, 200000 // (N_TEMPLATES * n_coarse))
-        for a in range(0, out.shape[0], step):
-            idx = self._span_indices(px.templates[a:a + step], all_coarse)
-            out[a:a + step] = w[idx].sum(axis=1)
-        return out[:, self.coarse_of_symbol]
+        table = w[self._offset_span:].reshape(1 << self.hash_bits, len(self.coarse_labels))
+        return table[px.templates].sum(axis=1)[:, self.coarse_of_symbol]
 
     # -- decoding -----------------------------------------------------------------
     def _check_w(self, w):
@@ -335,10 +327,7 @@ class SpanGrammarStructure(GrammarStructure):
             lower_cells.append(_cell_of(start, end, n))
             lower_coarse.append(self.coarse_of_symbol[A])
         span = self._span_indices(px.templates[lower_cells],
-                                  np.array(lower_coarse, dtype=np.int64))
-        # row r of span: node r's templates with its own coarse label (the diagonal)
-        rows = np.arange(len(lower_cells))
-        span = span[rows, :, rows].ravel()
+                                  np.array(lower_coarse, dtype=np.int64)).ravel()
         idx = np.concatenate([np.array(idx, dtype=np.int64), span])
         val = np.concatenate([np.array(val), np.ones(span.size)])
         return idx, val
