@@ -12,7 +12,9 @@ decides how ``train``/``predict``/``evaluate`` read data:
 
 * ``"sequence"`` -- CoNLL / CoNLL-U files, one label sequence per sentence;
 * ``"flat"`` -- svmlight/libsvm files, one label per row;
-* ``"ranking"`` -- svmlight files with ``qid:``, graded relevance labels.
+* ``"ranking"`` -- svmlight files with ``qid:``, graded relevance labels;
+* ``"trees"`` -- bracketed (Penn Treebank) tree files; ``predict`` also reads
+  plain text, one tokenised sentence per line.
 
 Model families add themselves here as they land.
 """
@@ -94,6 +96,9 @@ MODELS = {
                    "naive Bayes with mixture class-conditionals (multinomial/Bernoulli, EM)"),
     "ranksvm": ("linclass.ranking:RankSVM", "ranking",
                 "ranking SVM on pairwise preferences within queries (O(n log n) truncated Newton)"),
+    "parser": ("linclass.parsing:DiscriminativeParser", "trees",
+               "discriminative CKY parser (PCFG log-prob + rule + span features, averaged "
+               "perceptron or structural SVM)"),
 }
 
 

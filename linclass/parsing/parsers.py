@@ -778,6 +778,8 @@ class DiscriminativeParser(BaseEstimator):
     def _get_state(self):
         check_is_fitted(self, "coef_")
         state = {"coef_": self.coef_}
+        if getattr(self, "input_spec_", None) is not None:
+            state["input_spec_"] = self.input_spec_
         if isinstance(self.structure_, SpanGrammarStructure):
             state["pcfg_"] = self.structure_.pcfg
         else:
@@ -787,6 +789,8 @@ class DiscriminativeParser(BaseEstimator):
     def _set_state(self, state):
         state = dict(state)
         coef = np.asarray(state.pop("coef_"), dtype=np.float64)
+        if "input_spec_" in state:
+            self.input_spec_ = state.pop("input_spec_")
         if "pcfg_" in state:
             self.pcfg_ = state.pop("pcfg_")
             if not isinstance(self.pcfg_, PCFG):
