@@ -12,7 +12,9 @@ decides how ``train``/``predict``/``evaluate`` read data:
 
 * ``"sequence"`` -- CoNLL / CoNLL-U files, one label sequence per sentence;
 * ``"flat"`` -- svmlight/libsvm files, one label per row;
-* ``"ranking"`` -- svmlight files with ``qid:``, graded relevance labels.
+* ``"ranking"`` -- svmlight files with ``qid:``, graded relevance labels;
+* ``"trees"`` -- bracketed (Penn Treebank) tree files; ``predict`` also reads
+  plain text, one tokenised sentence per line.
 
 Model families add themselves here as they land.
 """
@@ -118,6 +120,10 @@ MODELS = {
             "linear-chain CRF (forward-backward; L-BFGS with L2, OWL-QN with L1/elastic net)"),
     "hmm": ("linclass.sequence:HMM", "sequence",
             "generative HMM tagger (smoothed counts, Viterbi, forward-backward marginals)"),
+
+    "parser": ("linclass.parsing:DiscriminativeParser", "trees",
+               "discriminative CKY parser (PCFG log-prob + rule + span features, averaged "
+               "perceptron or structural SVM)"),
 }
 
 

@@ -110,6 +110,10 @@ def cmd_train(args):
         _, X, Y, label = read_sequence_data(args.train, spec)
         spec["label_column"] = label
         n_items = "%d sentences, %d tokens" % (len(X), sum(map(len, X)))
+    elif task == "trees":
+        X, Y = _read_trees(args.train), None
+        spec = {"format": "trees", "task": "trees"}
+        n_items = "%d trees, %d words" % (len(X), sum(len(_tree_words(t)) for t in X))
     elif task == "ranking":
         X, Y, qid = _read_ranking(args.train)
         spec = {"format": "svmlight", "task": "ranking", "n_features": X.shape[1]}
@@ -131,6 +135,28 @@ def cmd_train(args):
     print("trained %s on %s (%s): read %.2fs, fit %.2fs -> %s"
           % (args.model, args.train, n_items, t_read, t_fit, args.output))
     return 0
+
+
+def _read_trees(path):
+    from .datasets import read_trees
+    trees = read_trees(path)
+    if not trees:
+        raise SystemExit("linclass: no bracketed trees in %s" % path)
+    return trees
+
+
+def _tree_words(tree):
+    return [w for w, t in tree.pos() if t != "-NONE-"]
+
+
+def _read_sentences(path):
+    """Sentences of a tree file (its words without -NONE-) or of a text file
+    (one tokenised sentence per line, blank lines skipped)."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    if text.lstrip().startswith("("):
+        return [_tree_words(t) for t in _read_trees(path)]
+    return [line.split() for line in text.splitlines() if line.strip()]
 
 
 def _read_ranking(path, n_features=None):
@@ -159,6 +185,12 @@ def cmd_predict(args):
             X, _, _ = _read_ranking(args.input, spec["n_features"])
             for score in model.predict(X):
                 out.write("%.17g\n" % score)
+        elif spec.get("task") == "trees":
+            sentences = _read_sentences(args.input)
+            for words, tree in zip(sentences, model.predict(sentences)):
+                # a sentence without parse gets a flat tree under NOPARSE
+                out.write("%s\n" % (tree if tree is not None else
+                                    "(NOPARSE %s)" % " ".join("(X %s)" % w for w in words)))
         elif spec["format"] == "svmlight":
             from .datasets import load_svmlight_file
             X, _ = load_svmlight_file(args.input, n_features=spec["n_features"])
@@ -187,6 +219,21 @@ def cmd_evaluate(args):
         from .metrics.ranking import ranking_report
         X, y, qid = _read_ranking(args.input, spec["n_features"])
         print(ranking_report(y, model.predict(X), qid, k=10, max_queries=args.max_queries))
+        return 0
+    if spec.get("task") == "trees":
+        from .metrics.parsing import parseval
+        gold = _read_trees(args.input)
+        t0 = time.perf_counter()
+        pred = model.predict([_tree_words(t) for t in gold])
+        elapsed = time.perf_counter() - t0
+        res = parseval(gold, pred)
+        print("PARSEVAL (evalb COLLINS.prm conventions), %d sentences, %d without parse, "
+              "%.1f ms per sentence" % (len(gold), sum(p is None for p in pred),
+                                         1000 * elapsed / len(gold)))
+        print("bracketing precision %.2f  recall %.2f  F1 %.2f  exact match %.2f%%  "
+              "tagging accuracy %.2f%%"
+              % (100 * res["precision"], 100 * res["recall"], 100 * res["f1"],
+                 100 * res["exact_match"], 100 * res["tagging_accuracy"]))
         return 0
     if spec["format"] == "svmlight":
         from .datasets import load_svmlight_file

@@ -124,3 +124,27 @@ def test_evaluate_plot_roc(tmp_path, capsys):
     png = tmp_path / "roc.png"
     assert main(["evaluate", str(out), str(path), "--plot", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_parser_train_predict_evaluate(tmp_path, capsys):
+    from linclass.datasets import read_trees
+    from linclass.demo.parsing import make_toy_treebank
+    trees = make_toy_treebank(120, max_words=8, random_state=4)
+    train = tmp_path / "train.mrg"
+    train.write_text("\n".join(str(t) for t in trees[:100]) + "\n")
+    test = tmp_path / "test.mrg"
+    test.write_text("\n".join(str(t) for t in trees[100:]) + "\n")
+    model = tmp_path / "parser.npz"
+    assert main(["train", "--model", "parser", "-p", "max_iter=3", "-p", "hash_bits=8",
+                 str(train), "-o", str(model)]) == 0
+    assert "trained parser" in capsys.readouterr().out
+    assert main(["evaluate", str(model), str(test)]) == 0
+    report = capsys.readouterr().out
+    assert "PARSEVAL" in report and "F1" in report
+    text = tmp_path / "test.txt"
+    text.write_text("\n".join(" ".join(t.leaves()) for t in trees[100:]) + "\n")
+    out = tmp_path / "pred.mrg"
+    assert main(["predict", str(model), str(text), "-o", str(out)]) == 0
+    predicted = read_trees(out)
+    assert len(predicted) == 20
+    assert [p.leaves() for p in predicted] == [t.leaves() for t in trees[100:]]

@@ -62,20 +62,23 @@ cdef int cky_fill(Py_ssize_t n, Py_ssize_t N,
                   const int[::1] unary_ptr, const int[::1] un_parent,
                   const double[::1] un_score,
                   bint augmented, const long long[::1] gold_ptr, const int[::1] gold_symbol,
+                  bint has_span, const double[:, ::1] span_score, Py_ssize_t beam_size,
                   double[:, ::1] lower, double[:, ::1] upper,
                   int[:, ::1] bp_split, int[:, ::1] bp_rule, int[:, ::1] bp_unary,
                   int[:, ::1] active, int[::1] n_active) noexcept nogil:
     """Fill the chart bottom-up.  Returns 0, or -1 when out of memory."""
-    cdef Py_ssize_t length, i, j, k, c, cl, cr, a, t, r, u, A, B, C
-    cdef double sB, s, sC
+    cdef Py_ssize_t length, i, j, k, c, cl, cr, a, t, r, u, A, B, C, n_live
+    cdef double sB, s, sC, threshold
     cdef double* low
     cdef double* up
     cdef signed char* mark0 = <signed char*>calloc(N, sizeof(signed char))
     cdef signed char* mark1 = <signed char*>calloc(N, sizeof(signed char))
+    cdef double* work = <double*>malloc((N + 1) * sizeof(double))
     cdef long long g
-    if mark0 == NULL or mark1 == NULL:
+    if mark0 == NULL or mark1 == NULL or work == NULL:
         free(mark0)
         free(mark1)
+        free(work)
         return -1
     for length in range(1, n + 1):
         for i in range(n - length + 1):
@@ -109,6 +112,10 @@ cdef int cky_fill(Py_ssize_t n, Py_ssize_t N,
                                 low[A] = s
                                 bp_split[c, A] = <int>k
                                 bp_rule[c, A] = <int>r
+            if has_span:
+                for A in range(N):
+                    if low[A] != -INFINITY:
+                        low[A] += span_score[c, A]    # lower[c] += span_score[c]
             if augmented:
                 for g in range(gold_ptr[2 * c], gold_ptr[2 * c + 1]):
                     mark0[gold_symbol[g]] = 1
@@ -136,6 +143,18 @@ cdef int cky_fill(Py_ssize_t n, Py_ssize_t N,
                 for g in range(gold_ptr[2 * c], gold_ptr[2 * c + 2]):
                     mark0[gold_symbol[g]] = 0
                     mark1[gold_symbol[g]] = 0
+            if beam_size > 0 and length < n:
+                # beam: keep the beam_size best upper nodes of the cell (ties kept)
+                n_live = 0
+                for A in range(N):
+                    if up[A] != -INFINITY:
+                        work[n_live] = up[A]
+                        n_live += 1
+                if n_live > beam_size:
+                    threshold = kth_largest(work, n_live, beam_size)
+                    for A in range(N):
+                        if up[A] < threshold:         # up[up < threshold] = -inf
+                            up[A] = -INFINITY
             t = 0
             for A in range(N):
                 if up[A] != -INFINITY:               # active = flatnonzero(isfinite(up))
@@ -144,7 +163,43 @@ cdef int cky_fill(Py_ssize_t n, Py_ssize_t N,
             n_active[c] = <int>t
     free(mark0)
     free(mark1)
+    free(work)
     return 0
+
+
+cdef double kth_largest(double* values, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """The k-th largest of values[0:n] (1 <= k <= n), by quickselect; reorders values."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, i, store, target = k - 1
+    cdef double pivot, tmp
+    while lo < hi:
+        pivot = values[(lo + hi) // 2]
+        # three-way partition of values[lo:hi+1]: > pivot, == pivot, < pivot
+        i = lo
+        store = lo
+        while i <= hi:
+            if values[i] > pivot:
+                tmp = values[i]
+                values[i] = values[store]
+                values[store] = tmp
+                store += 1
+            i += 1
+        # values[lo:store] > pivot
+        if target < store:
+            hi = store - 1
+            continue
+        i = store
+        while i <= hi:
+            if values[i] == pivot:
+                tmp = values[i]
+                values[i] = values[store]
+                values[store] = tmp
+                store += 1
+            i += 1
+        # values[old store:store] == pivot
+        if target < store:
+            return pivot
+        lo = store
+    return values[lo]
 
 
 cdef Py_ssize_t cky_extract(Py_ssize_t n, Py_ssize_t root_symbol,
@@ -231,7 +286,8 @@ def cky_viterbi(*, const double[:, ::1] lexical,
                 const int[::1] unary_child_ptr, const int[::1] unary_child,
                 const int[::1] unary_parent, const double[::1] unary_score,
                 const double[::1] root_score,
-                bint loss_augmented=False, gold_ptr=None, gold_symbol=None):
+                bint loss_augmented=False, gold_ptr=None, gold_symbol=None,
+                span_score=None, Py_ssize_t beam_size=0):
     """Best tree under the weighted grammar (see the module docs).
 
     Parameters (all validated by the caller)
@@ -246,6 +302,13 @@ def cky_viterbi(*, const double[:, ::1] lexical,
     gold_ptr : (2 * n_cells + 1,) int64, gold_symbol : int32
         Gold nodes of cell c, layer l (0 lower, 1 upper) are
         ``gold_symbol[gold_ptr[2c + l]:gold_ptr[2c + l + 1]]``.
+    span_score : None or (n_cells, N) float64, finite
+        Added to the score of the lower node of symbol A over the span of
+        cell c (span features; Hall, Durrett and Klein, 2014).
+    beam_size : int >= 0
+        0: exact search.  Otherwise each cell below the root keeps only its
+        ``beam_size`` best upper nodes (ties at the threshold kept): beam
+        pruning, approximate.
 
     Returns
     -------
@@ -282,6 +345,16 @@ def cky_viterbi(*, const double[:, ::1] lexical,
     else:
         g_ptr = np.zeros(1, dtype=np.int64)
         g_sym = np.zeros(1, dtype=np.int32)
+    cdef const double[:, ::1] spans
+    cdef bint has_span = span_score is not None
+    if has_span:
+        spans = span_score
+        if spans.shape[0] != n_cells or spans.shape[1] != N:
+            raise ValueError("cky_viterbi: span_score must have shape (n_cells, N)")
+    else:
+        spans = np.zeros((1, 1), dtype=np.float64)
+    if beam_size < 0:
+        raise ValueError("cky_viterbi: beam_size must be >= 0")
     lower_arr = np.empty((n_cells, N), dtype=np.float64)
     upper_arr = np.empty((n_cells, N), dtype=np.float64)
     split_arr = np.empty((n_cells, N), dtype=np.int32)
@@ -305,7 +378,8 @@ def cky_viterbi(*, const double[:, ::1] lexical,
         with nogil:
             status = cky_fill(n, N, lexical, binary_left_ptr, binary_right, binary_parent,
                               binary_score, unary_child_ptr, unary_parent, unary_score,
-                              loss_augmented, g_ptr, g_sym, lower, upper,
+                              loss_augmented, g_ptr, g_sym, has_span, spans, beam_size,
+                              lower, upper,
                               bp_split, bp_rule, bp_unary, active, n_active)
             if status == 0:
                 c_root = cell_of(0, n, n)

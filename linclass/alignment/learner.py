@@ -279,6 +279,14 @@ class AlignmentLearner(BaseEstimator):
         SVM only.
     random_state : None or int, default=0
         Perceptron example order.
+    step_size : float, default=1.0
+        Perceptron only: the learning rate ``eta`` of ``w <- w + eta (Phi(x, y)
+        - Phi(x, y_hat))``.  Raw count updates (``eta = 1``) are far larger
+        than BLOSUM62's entries and wreck a warm start (test accuracy 0.58 in
+        the benchmark); ``eta`` around 0.003 keeps the learned matrix on
+        BLOSUM62's scale.  Implemented by decoding with ``w + w0 / eta`` (the
+        perceptron's mistakes only depend on the direction of the weights),
+        so the effective weights are ``eta w + w0``.
 
     Attributes
     ----------
@@ -293,7 +301,9 @@ class AlignmentLearner(BaseEstimator):
 
     def __init__(self, alphabet="ARNDCQEGHILKMFPSTWYVBZX*", *, mode="global",
                  learner="perceptron", init_substitution=None, init_gap_open=11.0,
-                 init_gap_extend=1.0, C=1.0, max_iter=10, tol=1e-3, random_state=0):
+                 init_gap_extend=1.0, C=1.0, max_iter=10, tol=1e-3, random_state=0,
+                 step_size=1.0):
+        self.step_size = step_size
         self.alphabet = alphabet
         self.mode = mode
         self.learner = learner
@@ -316,8 +326,16 @@ class AlignmentLearner(BaseEstimator):
             _check_gap(self.init_gap_open, "init_gap_open"),
             _check_gap(self.init_gap_extend, "init_gap_extend"))
         if self.learner == "perceptron":
-            return AlignmentStructure(self.alphabet, mode=self.mode, base_weights=w0)
+            return AlignmentStructure(self.alphabet, mode=self.mode,
+                                      base_weights=w0 / self._step())
         return AlignmentStructure(self.alphabet, mode=self.mode, prior_weights=w0)
+
+    def _step(self):
+        step = float(self.step_size)
+        if not (np.isfinite(step) and step > 0):
+            raise ValueError("step_size must be a positive finite number, got %r"
+                             % (self.step_size,))
+        return step
 
     def fit(self, pairs, references):
         """Fit from ``pairs`` [(a, b), ...] and their reference alignments.
@@ -325,6 +343,7 @@ class AlignmentLearner(BaseEstimator):
         ``references``: partner arrays, or pairs of gapped rows ``(row_a, row_b)``.
         """
         check_positive(self.max_iter, "max_iter", integer=True)
+        self._step()
         structure = self._structure()
         pairs = list(pairs)
         references = [self._reference(r) for r in references]
@@ -337,6 +356,9 @@ class AlignmentLearner(BaseEstimator):
         self.coef_ = model.coef_
         self.n_iter_ = model.n_iter_
         S, gap_open, gap_extend = structure.weights(self.coef_)
+        if self.learner == "perceptron":     # effective weights eta * (w + w0 / eta)
+            step = self._step()
+            S, gap_open, gap_extend = step * S, step * gap_open, step * gap_extend
         self.substitution_ = S
         self.gap_open_ = -gap_open
         self.gap_extend_ = -gap_extend

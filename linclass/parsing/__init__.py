@@ -2,7 +2,9 @@
 
 ``grammar`` holds the compiled CNF grammar, word signatures for unknown
 words and the :class:`GrammarStructure` (rule features, Viterbi-CKY,
-loss-augmented CKY with the labelled-bracket loss); ``parsers`` the estimators
+loss-augmented CKY with the labelled-bracket loss); ``spans`` the
+:class:`SpanGrammarStructure` (the PCFG's log-probabilities as features, rule
+indicators and hashed span features, beam-pruned CKY); ``parsers`` the estimators
 :class:`PCFG` (relative-frequency estimates) and :class:`DiscriminativeParser`
 (structured perceptron / SVM over the same chart) and the treebank
 transforms.  PARSEVAL is in :mod:`linclass.metrics`.
@@ -13,6 +15,7 @@ May import: ``linclass.structured``, ``linclass.datasets`` (trees),
 from .grammar import (CompiledGrammar, GrammarStructure, NoParseError, signature_backoffs,
                       word_signature)
 from .parsers import PCFG, DiscriminativeParser, debinarize, treebank_to_cnf
+from .spans import SpanGrammarStructure
 
 __all__ = ["CompiledGrammar", "DiscriminativeParser", "GrammarStructure", "NoParseError", "PCFG",
-           "debinarize", "signature_backoffs", "treebank_to_cnf", "word_signature"]
+           "SpanGrammarStructure", "debinarize", "signature_backoffs", "treebank_to_cnf", "word_signature"]

@@ -269,12 +269,16 @@ class CompiledGrammar:
         self._un_parent = np.ascontiguousarray(u[:, 0], dtype=np.int32)
         self._un_ptr = np.searchsorted(self._un_child, np.arange(N + 1)).astype(np.int32)
 
-    def viterbi(self, lexical, binary_score, unary_score, root_score, gold=None):
+    def viterbi(self, lexical, binary_score, unary_score, root_score, gold=None, *,
+                span_score=None, beam_size=0):
         """Run CKY.  Returns ``(score, nodes)``; ``nodes`` rows (kind, symbol,
         start, end, rule) with rule ids in the caller's order; score -inf and no
         nodes when nothing covers the sentence.
 
         ``gold`` (loss augmentation): a list of (symbol, start, end, layer).
+        ``span_score``: ``(n_cells, n_symbols)`` finite scores added to the lower
+        node of each symbol over each span (cells in the kernel's order).
+        ``beam_size``: 0 for exact search, else the upper nodes kept per cell.
         """
         lexical = np.ascontiguousarray(lexical, dtype=np.float64)
         if lexical.ndim != 2 or lexical.shape[1] != self.n_symbols:
@@ -289,6 +293,17 @@ class CompiledGrammar:
         unary_score = _check_scores(unary_score, "unary rule scores", len(self.unary))
         root_score = _check_scores(root_score, "root scores", self.n_symbols)
         kwargs = {}
+        beam_size = int(beam_size)
+        if beam_size < 0:
+            raise ValueError("beam_size must be >= 0, got %d" % beam_size)
+        if span_score is not None:
+            span_score = np.ascontiguousarray(span_score, dtype=np.float64)
+            if span_score.shape != (n * (n + 1) // 2, self.n_symbols):
+                raise ValueError("span scores must have shape (%d, %d), got %r"
+                                 % (n * (n + 1) // 2, self.n_symbols, span_score.shape))
+            if not np.isfinite(span_score).all():
+                raise ValueError("span scores contain NaN or inf")
+            kwargs["span_score"] = span_score
         if gold is not None:
             n_cells = n * (n + 1) // 2
             keys = []
@@ -301,7 +316,7 @@ class CompiledGrammar:
                 keys.append((2 * cell + layer, symbol))
             keys.sort()
             slots = np.array([k for k, _ in keys], dtype=np.int64)
-            kwargs = dict(loss_augmented=True,
+            kwargs.update(loss_augmented=True,
                           gold_ptr=np.searchsorted(slots, np.arange(2 * n_cells + 1)).astype(
                               np.int64),
                           gold_symbol=np.array([s for _, s in keys], dtype=np.int32))
@@ -312,7 +327,7 @@ class CompiledGrammar:
             unary_child_ptr=self._un_ptr, unary_child=self._un_child,
             unary_parent=self._un_parent,
             unary_score=np.ascontiguousarray(unary_score[self._un_order]),
-            root_score=root_score, **kwargs)
+            root_score=root_score, beam_size=beam_size, **kwargs)
         if nodes.shape[0]:
             b = nodes[:, 0] == NODE_BINARY
             nodes[b, 4] = self._bin_order[nodes[b, 4]]
@@ -412,6 +427,13 @@ class GrammarStructure(Structure):
                  signature_tags, *, root_label="ROOT"):
         self.root_label = root_label
         self.symbols = list(symbols)
+        # the constructor arguments, for persistence (feature ids follow their order)
+        self.spec = {"symbols": list(symbols), "binary_rules": [tuple(r) for r in binary_rules],
+                     "unary_rules": [tuple(r) for r in unary_rules],
+                     "root_rules": [tuple(r) for r in root_rules],
+                     "word_tags": {w: list(t) for w, t in word_tags.items()},
+                     "signature_tags": {s: list(t) for s, t in signature_tags.items()},
+                     "root_label": root_label}
         index = {s: k for k, s in enumerate(self.symbols)}
         self.symbol_index = index
 

@@ -51,6 +51,7 @@ from ..datasets.trees import Tree
 from .grammar import NoParseError as _NoParse
 from .grammar import (CompiledGrammar, GrammarStructure, _check_words, nodes_to_tree,
                       signature_backoffs, word_signature)
+from .spans import SpanGrammarStructure
 
 __all__ = ["PCFG", "DiscriminativeParser", "treebank_to_cnf", "debinarize",
            "word_signature"]
@@ -250,6 +251,7 @@ class PCFG:
         self.start = start
         self.unknown_words = unknown_words
         self.transform = transform
+        self.tol = tol
         rules = list(rules)
         if not rules:
             raise ValueError("a grammar needs at least one rule")
@@ -291,6 +293,8 @@ class PCFG:
         binary, binary_lp, unary, unary_lp = [], [], [], []
         lexicon = defaultdict(list)
         self._rule_logprob = {}
+        self._rules_given = [(lhs, tuple(rhs), float(prob), bool(lexical))
+                             for lhs, rhs, prob, lexical in rules]
         for lhs, rhs, prob, lexical in rules:
             lp = math.log(float(prob))
             key = (lhs, tuple(rhs), bool(lexical))
@@ -315,6 +319,29 @@ class PCFG:
         self._grammar = CompiledGrammar(self.symbols, binary, closure)
         self._root = np.full(len(self.symbols), -np.inf)
         self._root[index[start]] = 0.0
+
+    # -- persistence (linclass.persistence) --------------------------------------
+    def get_params(self, deep=False):
+        """The constructor arguments (the rules with the probabilities as given)."""
+        return {"rules": list(self._rules_given), "start": self.start,
+                "unknown_words": self.unknown_words, "transform": self.transform,
+                "tol": self.tol}
+
+    def _get_state(self):
+        state = {}
+        if hasattr(self, "rare_threshold"):
+            state["rare_threshold"] = self.rare_threshold
+        return state
+
+    def _set_state(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    def save(self, path):
+        """Write the grammar to ``path`` (``.npz`` + JSON, no pickle); load it back
+        with :func:`linclass.load`."""
+        from ..persistence import save_model
+        return save_model(self, path)
 
     # -- construction ------------------------------------------------------------
     def _check_productive(self, binary, unary, lexicon):
@@ -616,9 +643,20 @@ def _first_preterminal(tree):
 class DiscriminativeParser(BaseEstimator):
     """CKY parser with ``F(x, y) = w . Phi(x, y)``, trained discriminatively.
 
-    ``Phi`` counts rule uses and rule-word / rule-signature pairs over the CNF
-    tree (:class:`~linclass.structured.GrammarStructure`); the grammar (rules
-    and candidate tags) is read off the training trees.  Training is the
+    Two feature maps (``features``):
+
+    * ``"spans"`` (default): the log-probability of the treebank PCFG
+      estimated on the training trees as one real-valued feature (and the
+      lexical log-probability as another), rule indicators, and hashed span
+      features conjoined with the node's label -- first/last word, the words
+      around the span, length, boundary bigrams and shapes
+      (:class:`~linclass.parsing.SpanGrammarStructure`; Hall, Durrett and
+      Klein, 2014).  The PCFG's rules and lexicon define the tree space.
+    * ``"rules"``: rule uses and rule-word / rule-signature pairs over the CNF
+      tree (:class:`~linclass.parsing.GrammarStructure`); the grammar (rules
+      and candidate tags) is read off the training trees.
+
+    Training is the
     averaged structured perceptron (Collins, 2002) or the 1-slack structural
     SVM (Joachims et al., 2009) whose most violated constraint comes from a
     loss-augmented CKY with the labelled-bracket loss (Taskar et al., 2004).
@@ -640,17 +678,33 @@ class DiscriminativeParser(BaseEstimator):
     random_state : None, int or Generator
         Perceptron shuffling.
     verbose : int
+    features : {"spans", "rules"}
+    beam_size : int >= 0
+        ``"spans"`` only: 0 for exact CKY, else the number of upper nodes each
+        chart cell keeps (beam pruning; Collins and Roark, 2004).
+    hash_bits : int
+        ``"spans"`` only: ``2 ** hash_bits`` hashed span-template values (each
+        with one weight per coarse label).
 
     Attributes
     ----------
-    structure_ : GrammarStructure
-    learner_ : StructuredPerceptron or StructuredSVM
+    structure_ : GrammarStructure or SpanGrammarStructure
+    learner_ : StructuredPerceptron or StructuredSVM (not saved by :meth:`save`)
     coef_ : ndarray (n_features,)
+    pcfg_ : PCFG
+        ``"spans"`` only: the grammar whose log-probabilities are features.
+
+    References
+    ----------
+    D. Hall, G. Durrett, D. Klein. Less grammar, more features. ACL 2014.
     """
 
     def __init__(self, *, learner="perceptron", max_iter=5, C=1.0, tol=0.1, average=True,
                  horizontal_markov=1, vertical_markov=1, rare_threshold=1,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, features="spans", beam_size=0, hash_bits=15):
+        self.features = features
+        self.beam_size = beam_size
+        self.hash_bits = hash_bits
         self.learner = learner
         self.max_iter = max_iter
         self.C = C
@@ -675,6 +729,10 @@ class DiscriminativeParser(BaseEstimator):
             raise ValueError("learner must be 'perceptron' or 'svm', got %r" % (self.learner,))
         check_positive(self.max_iter, "max_iter", integer=True)
         check_positive(self.rare_threshold, "rare_threshold", strict=False, integer=True)
+        if self.features not in ("spans", "rules"):
+            raise ValueError("features must be 'spans' or 'rules', got %r" % (self.features,))
+        check_positive(self.beam_size, "beam_size", strict=False, integer=True)
+        check_positive(self.hash_bits, "hash_bits", integer=True)
         trees = list(X if Y is None else Y)
         if not trees:
             raise ValueError("no training trees")
@@ -693,7 +751,15 @@ class DiscriminativeParser(BaseEstimator):
                 if list(x) != s:
                     raise ValueError("sentence %d differs from the words of its tree (without "
                                      "-NONE- elements)" % k)
-        structure = GrammarStructure.from_trees(cnf, rare_threshold=self.rare_threshold)
+        if self.features == "spans":
+            pcfg = PCFG.from_treebank(trees, horizontal_markov=self.horizontal_markov,
+                                      vertical_markov=self.vertical_markov,
+                                      rare_threshold=self.rare_threshold)
+            structure = SpanGrammarStructure(pcfg, hash_bits=self.hash_bits,
+                                             beam_size=self.beam_size)
+            self.pcfg_ = pcfg
+        else:
+            structure = GrammarStructure.from_trees(cnf, rare_threshold=self.rare_threshold)
         if self.learner == "perceptron":
             learner = StructuredPerceptron(structure, max_iter=self.max_iter,
                                            average=self.average,
@@ -707,6 +773,41 @@ class DiscriminativeParser(BaseEstimator):
         self.learner_ = learner
         self.coef_ = learner.coef_
         return self
+
+    # -- persistence (linclass.persistence) ------------------------------------
+    def _get_state(self):
+        check_is_fitted(self, "coef_")
+        state = {"coef_": self.coef_}
+        if getattr(self, "input_spec_", None) is not None:
+            state["input_spec_"] = self.input_spec_
+        if isinstance(self.structure_, SpanGrammarStructure):
+            state["pcfg_"] = self.structure_.pcfg
+        else:
+            state["grammar_spec"] = self.structure_.spec
+        return state
+
+    def _set_state(self, state):
+        state = dict(state)
+        coef = np.asarray(state.pop("coef_"), dtype=np.float64)
+        if "input_spec_" in state:
+            self.input_spec_ = state.pop("input_spec_")
+        if "pcfg_" in state:
+            self.pcfg_ = state.pop("pcfg_")
+            if not isinstance(self.pcfg_, PCFG):
+                raise ValueError("the saved parser's pcfg_ is not a PCFG")
+            structure = SpanGrammarStructure(self.pcfg_, hash_bits=self.hash_bits,
+                                             beam_size=self.beam_size)
+        else:
+            spec = dict(state.pop("grammar_spec"))
+            root_label = spec.pop("root_label")
+            structure = GrammarStructure(**spec, root_label=root_label)
+        if coef.shape != (structure.n_features,):
+            raise ValueError("the saved weights have shape %r but the saved grammar has %d "
+                             "features" % (coef.shape, structure.n_features))
+        if not np.isfinite(coef).all():
+            raise ValueError("the saved weights contain NaN or inf")
+        self.structure_ = structure
+        self.coef_ = coef
 
     def predict(self, X, *, cnf=False):
         """Best trees of sentences ``X`` (debinarized unless ``cnf``).

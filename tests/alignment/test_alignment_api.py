@@ -107,3 +107,28 @@ def test_blosum62_from_the_data_directory():
     assert result.score > 0
     with pytest.raises(ValueError, match="character 'J'"):
         align("HEAJ", "PAW", substitution=b62)
+
+
+def test_perceptron_step_size_scales_the_correction_of_the_warm_start():
+    alphabet = "ACDEFGHIKL"
+    pairs, refs = make_alignment_pairs(30, length=20, alphabet=alphabet, random_state=5)
+    init = SubstitutionMatrix.identity(alphabet, match=2, mismatch=-1).matrix
+    models = {}
+    for step in (1.0, 0.01):
+        models[step] = AlignmentLearner(alphabet, init_substitution=init, init_gap_open=3,
+                                        init_gap_extend=1, max_iter=2, step_size=step,
+                                        random_state=0).fit(pairs, refs)
+    # the effective weights are init + step * (the perceptron's correction)
+    for step, model in models.items():
+        structure = model._structure()
+        S, gap_open, _ = structure.weights(model.coef_)
+        np.testing.assert_allclose(model.substitution_, step * S)
+        np.testing.assert_allclose(model.substitution_ - init, step * (S - init / step),
+                                   atol=1e-9)
+        assert model.gap_open_ == pytest.approx(-step * gap_open)
+    # a small step keeps the matrix near the warm start, a unit step does not
+    small = np.abs(models[0.01].substitution_ - init).max()
+    large = np.abs(models[1.0].substitution_ - init).max()
+    assert small < large
+    with pytest.raises(ValueError, match="step_size"):
+        AlignmentLearner(alphabet, step_size=0.0).fit(pairs, refs)

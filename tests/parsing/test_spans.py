@@ -1,0 +1,167 @@
+"""SpanGrammarStructure (PCFG log-prob + rule + span features), the CKY span scores and
+beam, and save/load of the parsers."""
+import numpy as np
+import pytest
+
+import linclass
+from linclass._core._cky import cky_viterbi
+from linclass.demo.parsing import make_toy_treebank
+from linclass.parsing import (PCFG, DiscriminativeParser, SpanGrammarStructure,
+                              treebank_to_cnf)
+from linclass.parsing.grammar import cnf_tree_nodes
+from linclass.parsing.spans import N_TEMPLATES, coarse_label
+
+from .test_parsing import all_structure_trees
+
+
+@pytest.fixture(scope="module")
+def toy():
+    trees = make_toy_treebank(80, max_words=7, random_state=3)
+    cnf = [treebank_to_cnf(t, horizontal_markov=1, vertical_markov=2) for t in trees]
+    pcfg = PCFG.from_treebank(trees, horizontal_markov=1, vertical_markov=2)
+    return trees, cnf, pcfg
+
+
+def _dense(structure, x, y):
+    idx, val = structure.joint_feature(x, y)
+    out = np.zeros(structure.n_features)
+    np.add.at(out, idx, val)
+    return out
+
+
+def test_feature_vector_is_the_sum_over_rules_and_spans(toy):
+    trees, cnf, pcfg = toy
+    s = SpanGrammarStructure(pcfg, hash_bits=6)
+    n_coarse = len(s.coarse_labels)
+    for y in cnf[:15]:
+        x = y.leaves()
+        px = s.prepare(x)
+        phi = _dense(s, x, y)
+        nodes, _ = cnf_tree_nodes(y, root_label="ROOT")
+        expected = np.zeros(s.n_features)
+        n = len(x)
+        for kind, label, start, end, rhs in nodes:
+            if kind == 0:
+                expected[0] += pcfg._rule_logprob[("ROOT", rhs, False)]
+                expected[s._offset_root + s.root_index[s.symbol_index[rhs[0]]]] += 1
+                continue
+            if kind == 1:
+                expected[0] += pcfg._rule_logprob[(label, rhs, False)]
+                k = s.unary_index[(s.symbol_index[label], s.symbol_index[rhs[0]])]
+                expected[s._offset_unary + k] += 1
+                continue
+            if kind == 2:
+                expected[0] += pcfg._rule_logprob[(label, rhs, False)]
+                k = s.binary_index[tuple(s.symbol_index[v] for v in (label,) + rhs)]
+                expected[s._offset_binary + k] += 1
+            else:
+                expected[1] += pcfg._lexicon[pcfg.terminals(x)[start]][1][
+                    list(pcfg._lexicon[pcfg.terminals(x)[start]][0]).index(
+                        s.symbol_index[label])]
+            cell = start * n - start * (start - 1) // 2 + (end - start - 1)
+            c = s.coarse_labels.index(coarse_label(label))
+            for t in range(N_TEMPLATES):
+                expected[s._offset_span + px.templates[cell, t] * n_coarse + c] += 1
+        np.testing.assert_allclose(phi, expected, atol=1e-12)
+        # with weight 1 on the two log-prob features the score is the PCFG log-probability
+        e = np.zeros(s.n_features)
+        e[:2] = 1
+        assert e @ phi == pytest.approx(pcfg.log_prob(y), abs=1e-9)
+
+
+def test_decode_equals_brute_force_and_the_kernel_score(toy):
+    trees, cnf, pcfg = toy
+    s = SpanGrammarStructure(pcfg, hash_bits=5)
+    rng = np.random.default_rng(0)
+    for y in [t for t in cnf if len(t.leaves()) <= 3][:4]:
+        x = y.leaves()
+        w = rng.normal(size=s.n_features)
+        best, score = s.decode_with_score(w, x)
+        assert _dense(s, x, best) @ w == pytest.approx(score, abs=1e-9)
+        all_scores = [_dense(s, x, t) @ w for t in all_structure_trees(s, x)]
+        assert score == pytest.approx(max(all_scores), abs=1e-9)
+        aug = s.loss_augmented_decode(w, x, y)
+        assert _dense(s, x, aug) @ w + s.loss(y, aug) >= _dense(s, x, y) @ w - 1e-9
+    # the PCFG's weights give the PCFG's parse score
+    e = np.zeros(s.n_features)
+    e[:2] = 1
+    for t in trees[:10]:
+        x = treebank_to_cnf(t).leaves()
+        _, lp = pcfg.parse(x, return_log_prob=True)
+        assert s.decode_with_score(e, x)[1] == pytest.approx(lp, abs=1e-9)
+
+
+def test_beam_keeps_the_best_nodes_and_scores_its_tree(toy):
+    trees, cnf, pcfg = toy
+    exact = SpanGrammarStructure(pcfg, hash_bits=5)
+    rng = np.random.default_rng(1)
+    for beam in (1, 2, 4):
+        s = SpanGrammarStructure(pcfg, hash_bits=5, beam_size=beam)
+        for y in cnf[:10]:
+            x = y.leaves()
+            w = rng.normal(size=s.n_features)
+            tree, score = s.decode_with_score(w, x)
+            assert _dense(s, x, tree) @ w == pytest.approx(score, abs=1e-9)
+            assert score <= exact.decode_with_score(w, x)[1] + 1e-9
+    big = SpanGrammarStructure(pcfg, hash_bits=5, beam_size=10 ** 6)
+    w = rng.normal(size=big.n_features)
+    for y in cnf[:5]:
+        assert big.decode(w, y.leaves()) == exact.decode(w, y.leaves())
+
+
+def test_cky_span_score_and_beam_checks():
+    lexical = np.zeros((2, 2))
+    args = dict(lexical=lexical, binary_left_ptr=np.array([0, 1, 1], dtype=np.int32),
+                binary_left=np.array([0], dtype=np.int32),
+                binary_right=np.array([0], dtype=np.int32),
+                binary_parent=np.array([1], dtype=np.int32),
+                binary_score=np.array([0.5]), unary_child_ptr=np.zeros(3, dtype=np.int32),
+                unary_child=np.zeros(0, dtype=np.int32), unary_parent=np.zeros(0, dtype=np.int32),
+                unary_score=np.zeros(0), root_score=np.array([-np.inf, 0.0]))
+    score, _ = cky_viterbi(**args)
+    assert score == 0.5
+    spans = np.zeros((3, 2))
+    spans[1, 1] = 2.0       # cell (0, 2), symbol 1
+    spans[0, 0] = -1.0      # cell (0, 1), symbol 0
+    score, _ = cky_viterbi(**args, span_score=spans)
+    assert score == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="span_score"):
+        cky_viterbi(**args, span_score=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="beam_size"):
+        cky_viterbi(**args, beam_size=-1)
+
+
+def test_parsers_save_load_round_trip(toy, tmp_path):
+    trees, cnf, pcfg = toy
+    sentences = [treebank_to_cnf(t).leaves() for t in make_toy_treebank(
+        15, max_words=8, random_state=9)]
+    path = pcfg.save(tmp_path / "pcfg.npz")
+    pcfg2 = linclass.load(path)
+    assert pcfg2.parse_many(sentences, return_log_prob=True) == \
+        pcfg.parse_many(sentences, return_log_prob=True)
+    for features in ("spans", "rules"):
+        model = DiscriminativeParser(max_iter=2, features=features, vertical_markov=2,
+                                     hash_bits=6, beam_size=3, random_state=0).fit(trees)
+        path = model.save(tmp_path / ("parser_%s.npz" % features))
+        model2 = linclass.load(path)
+        assert type(model2) is DiscriminativeParser
+        np.testing.assert_array_equal(model2.coef_, model.coef_)
+        assert model2.predict(sentences) == model.predict(sentences)
+
+
+def test_span_parser_learns_and_validates(toy):
+    from linclass.metrics.parsing import parseval
+    trees = make_toy_treebank(200, random_state=2)
+    train, test = trees[:150], trees[150:]
+    sentences = [t.leaves() for t in test]
+    model = DiscriminativeParser(max_iter=3, hash_bits=8, random_state=0).fit(train)
+    assert parseval(test, model.predict(sentences))["f1"] > 0.9
+    with pytest.raises(ValueError, match="features"):
+        DiscriminativeParser(features="lexical").fit(train)
+    with pytest.raises(ValueError, match="hash_bits"):
+        SpanGrammarStructure(PCFG.from_treebank(train), hash_bits=40)
+    s = SpanGrammarStructure(PCFG.from_treebank(train), hash_bits=6)
+    with pytest.raises(ValueError, match="w must have shape"):
+        s.decode(np.zeros(3), sentences[0])
+    with pytest.raises(ValueError, match="NaN"):
+        s.decode(np.full(s.n_features, np.nan), sentences[0])
