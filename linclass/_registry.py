@@ -56,7 +56,6 @@ PUBLIC_MODELS = {
     "DiscriminativeParser": "parsing",
     "CRF": "sequence",
     "HMM": "sequence",
-
     "GaussianNB": "linear",
     "KernelRidge": "kernels",
     "KernelRidgeClassifier": "kernels",
@@ -120,7 +119,6 @@ MODELS = {
             "linear-chain CRF (forward-backward; L-BFGS with L2, OWL-QN with L1/elastic net)"),
     "hmm": ("linclass.sequence:HMM", "sequence",
             "generative HMM tagger (smoothed counts, Viterbi, forward-backward marginals)"),
-
     "parser": ("linclass.parsing:DiscriminativeParser", "trees",
                "discriminative CKY parser (PCFG log-prob + rule + span features, averaged "
                "perceptron or structural SVM)"),
