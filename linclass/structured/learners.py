@@ -6,7 +6,8 @@
   working-set algorithm (Tsochantaridis et al., 2005) and the 1-slack
   formulation (Joachims, Finley and Yu, 2009), margin or slack rescaling, with
   linclass's own QP solver for the working-set dual
-  (:mod:`linclass._core._qp`).
+  (:mod:`linclass._core._qp`); and block-coordinate Frank--Wolfe
+  (Lacoste-Julien et al., 2013), stopped by the duality gap.
 
 Both take ``X`` and ``Y`` as sequences of inputs and outputs of the structure
 (for :class:`~linclass.structured.MultiClassStructure` ``X`` may also be a
@@ -411,9 +412,21 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
     structure : Structure
     C : float, default=1.0
         Weight of the slack sum, > 0.
-    method : {"1-slack", "n-slack"}, default="1-slack"
+    method : {"1-slack", "n-slack", "bcfw"}, default="1-slack"
+        ``"bcfw"``: block-coordinate Frank--Wolfe (Lacoste-Julien, Jaggi,
+        Schmidt and Pletscher, 2013): passes over the examples in random
+        order, one loss-augmented decoding and an exact line search per
+        example, per-example dual state ``(w_i, l_i)``; stops when the exact
+        duality gap ``P(w) - D(alpha)`` (evaluated with one batched decoding
+        pass after a pass whose summed block gaps fall below ``tol * P``, and
+        every 10 passes) is at most ``tol * P(w)``: ``tol`` is a *relative*
+        gap and ``max_iter`` counts passes.  A structure with a
+        ``bcfw_state(X, Y, C, average)`` method (one-hot multi-class,
+        first-order sequences) runs whole passes in Cython.
     rescaling : {"margin", "slack"}, default="margin"
-        Slack rescaling needs the structure's ``slack_rescaled_decode``.
+        Slack rescaling needs an exact slack-rescaled argmax (the structure
+        overrides ``slack_rescaled_decode``); it is refused with a
+        ``ValueError`` at the start of ``fit``, before any decoding, otherwise.
     tol : float, default=1e-3
     max_iter : int, default=1000
         Maximum number of cutting-plane iterations (decoding passes).
@@ -437,6 +450,11 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         whose augmented score is lower than that of the correct output (the
         decoder is then not an exact argmax and the cutting-plane guarantees
         are lost).
+    average : bool, default=False
+        ``bcfw`` only: return the weighted average of the iterates (weights
+        proportional to the step number, Alg. 4 of the paper) and its dual.
+    random_state : None, int or numpy Generator
+        ``bcfw`` only: the order of the examples in each pass.
     verbose : int, default=0
         Print one line per iteration when > 0.
 
@@ -460,6 +478,8 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
     methods for structured and interdependent output variables. JMLR 6, 2005.
     T. Joachims, T. Finley, C.-N. Yu. Cutting-plane training of structural
     SVMs. Machine Learning 77, 2009.
+    S. Lacoste-Julien, M. Jaggi, M. Schmidt, P. Pletscher. Block-coordinate
+    Frank-Wolfe optimization for structural SVMs. ICML 2013.
     """
 
     def __init__(self, structure=None, *, C=1.0, method="1-slack", rescaling="margin",

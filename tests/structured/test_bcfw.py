@@ -1,19 +1,31 @@
 """Block-coordinate Frank--Wolfe structural SVM: against the full QP (scipy SLSQP),
 against the cutting-plane methods, fused passes against the generic Python pass,
 and the refusal of unavailable rescalings before any decoding."""
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.optimize import minimize
 
 from linclass.exceptions import ConvergenceWarning
 from linclass.joint.svm import MultiClassSVM
 from linclass.sequence.structure import SentenceBatch, SequenceStructure
-from linclass.structured import (MultiClassStructure, Structure, StructuredSVM,
-                                 TaxonomyStructure)
+from linclass.structured import (
+    MultiClassStructure,
+    Structure,
+    StructuredSVM,
+    TaxonomyStructure,
+)
 from linclass.structured.learners import supports_slack_rescaling
 
-from .test_structured_learners import (GenericView, TinyMultiLabel, blobs, full_qp_primal,
-                                       primal)
+from .test_structured_learners import (
+    GenericView,
+    TinyMultiLabel,
+    blobs,
+    full_qp_primal,
+    primal,
+)
 
 
 def random_sentences(n_sent, n_feat, n_labels, seed, max_len=6):
@@ -103,12 +115,8 @@ def test_bcfw_sequences_fused_equals_generic_and_cutting_plane(average):
 def test_bcfw_sequences_full_qp_tiny():
     X, Y = random_sentences(4, 4, 2, seed=0, max_len=3)
     s = SequenceStructure(4, 2)
-    outputs = {}
-    import itertools
     sents = [X[i] for i in range(len(X))]
-    total = 0.0
     # the full QP by enumerating every label sequence of every sentence
-    from scipy.optimize import minimize
     rows, rhs, owner = [], [], []
     for i, x in enumerate(sents):
         gold = np.zeros(s.n_features)
@@ -134,7 +142,6 @@ def test_bcfw_sequences_full_qp_tiny():
     assert res.success
     m = StructuredSVM(s, C=C, method="bcfw", tol=1e-3, max_iter=50000, random_state=0).fit(X, Y)
     assert res.fun * (1 - 1e-7) <= m.objective_ <= res.fun * (1 + 1e-3) + 1e-9
-    del outputs, total
 
 
 def test_bcfw_history_gap_and_warning():
@@ -220,7 +227,7 @@ def test_bcfw_detects_wrong_decoder_and_nonfinite_features():
         def decode(self, w, x):
             return 0
 
-        loss_augmented_decode = lambda self, w, x, y: 0     # noqa: E731
+        loss_augmented_decode = lambda self, w, x, y: 0
 
         def loss(self, y, y_hat):
             return 0.0
