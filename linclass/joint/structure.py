@@ -35,6 +35,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._core import _bcfw
 from .._validation import check_array, check_positive
 from ..structured.base import Structure
 
@@ -272,6 +273,19 @@ class MultiClassStructure(Structure):
             WT = X.T @ A
         return np.ascontiguousarray(WT).ravel()
 
+    def bcfw_state(self, X, Y, C, average):
+        """Fused block-coordinate Frank--Wolfe state (one-hot classes only, else None).
+
+        Used by :class:`~linclass.structured.StructuredSVM` with
+        ``method="bcfw"`` and margin rescaling: each pass runs in
+        :func:`linclass._core._bcfw.multiclass_pass`, with up to
+        ``_BCFW_INNER`` Frank--Wolfe steps per example (the extra steps need
+        no access to ``x_i``: its scores move by ``||x_i||^2`` times the step).
+        """
+        if not self.one_hot:
+            return None
+        return _OneHotBCFW(self, X, Y, C, average)
+
     # -- kernelised form -----------------------------------------------------
     def output_kernel(self):
         """``Lambda Lambda^T``: the kernel between classes, shape (n_classes, n_classes)."""
@@ -300,3 +314,45 @@ class MultiClassStructure(Structure):
             raise ValueError("K must be (n_test, n_train) and dual_coef (n_train, %d); "
                              "got %r and %r" % (self.n_classes, K.shape, beta.shape))
         return K @ beta @ self.output_kernel()
+
+
+_BCFW_INNER = 10        # Frank--Wolfe steps per example and pass (fused one-hot path)
+
+
+class _OneHotBCFW:
+    """Per-example state ``(beta_i, l_i)`` of the one-hot BCFW (see _core/_bcfw.pyx)."""
+
+    def __init__(self, structure, X, Y, C, average):
+        X = sp.csr_matrix(X)
+        X.sum_duplicates()
+        if X.data.size and not np.isfinite(X.data).all():
+            raise ValueError("X contains NaN or infinity")
+        n, K = X.shape[0], structure.n_classes
+        self.indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        self.data = np.ascontiguousarray(X.data, dtype=np.float64)
+        self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        self.y = np.ascontiguousarray(Y, dtype=np.int64)
+        self.sq_norms = np.bincount(np.repeat(np.arange(n), np.diff(self.indptr)),
+                                    weights=self.data ** 2, minlength=n)
+        self.loss_matrix = np.ascontiguousarray(structure.loss_matrix, dtype=np.float64)
+        self.C = float(C)
+        self.average = bool(average)
+        self.w = np.zeros(structure.n_features)
+        self.v = np.zeros(structure.n_features if average else 0)
+        self.beta = np.zeros((n, K))
+        self.l = np.zeros(n)
+        self.step = 0.0
+        self.lv = 0.0
+
+    def run_pass(self, order):
+        gap, self.step, self.lv = _bcfw.multiclass_pass(
+            self.w, self.v, self.indices, self.data, self.indptr, self.y, self.sq_norms,
+            self.beta, self.l, self.loss_matrix, order, C=self.C, max_inner=_BCFW_INNER,
+            inner_tol=0.0, average=self.average, step=self.step, lv=self.lv)
+        return gap
+
+    def iterate(self, average):
+        if not average or self.step == 0:
+            return self.w, float(self.l.sum())
+        R = 0.5 * self.step * (self.step + 1.0)
+        return self.w - self.v / R, float(self.l.sum()) - self.lv / R

@@ -44,7 +44,8 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
     """Multi-class linear SVM over one-hot, description or taxonomy class vectors.
 
     Minimises ``1/2 ||W||^2 + C sum_i max_y [loss(y_i, y) + s_y(x_i) - s_{y_i}(x_i)]``
-    with ``s_y(x) = Lambda(y) . (W x)`` by the cutting-plane method.
+    with ``s_y(x) = Lambda(y) . (W x)``, by default with block-coordinate
+Frank--Wolfe (``method="bcfw"``), else by the cutting-plane method.
 
     Parameters
     ----------
@@ -68,10 +69,19 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         Append a constant feature ``intercept_scaling`` (regularised, as in
         liblinear).
     intercept_scaling : float, default=1.0
-    method : {"1-slack", "n-slack"}, default="1-slack"
+    method : {"bcfw", "1-slack", "n-slack"}, default="bcfw"
+        ``"bcfw"``: block-coordinate Frank--Wolfe (Lacoste-Julien et al.,
+        2013) with pairwise steps, whole passes in Cython for one-hot classes;
+        it stops when the relative duality gap ``(P - D) / P`` is at most
+        ``tol``, so the objective is within ``tol`` (relative) of the optimum.
+        The cutting-plane methods stop on the most violated constraint (see
+        :class:`~linclass.structured.StructuredSVM`).
     rescaling : {"margin", "slack"}, default="margin"
     tol : float, default=1e-3
     max_iter : int, default=1000
+        Passes (bcfw) or cutting-plane iterations.
+    random_state : None, int or numpy Generator
+        Order of the examples in the BCFW passes.
     verbose : int, default=0
 
     Attributes
@@ -89,7 +99,8 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
 
     def __init__(self, structure="onehot", *, C=1.0, class_descriptions=None, classes=None,
                  taxonomy=None, loss_matrix=None, fit_intercept=True, intercept_scaling=1.0,
-                 method="1-slack", rescaling="margin", tol=1e-3, max_iter=1000, verbose=0):
+                 method="bcfw", rescaling="margin", tol=1e-3, max_iter=1000, random_state=None,
+                 verbose=0):
         self.structure = structure
         self.C = C
         self.class_descriptions = class_descriptions
@@ -102,6 +113,7 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         self.rescaling = rescaling
         self.tol = tol
         self.max_iter = max_iter
+        self.random_state = random_state
         self.verbose = verbose
 
     def _augment(self, X):
@@ -167,7 +179,7 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         classes, codes, structure = self._build_structure(y, Xf.shape[1])
         svm = StructuredSVM(structure, C=self.C, method=self.method,
                             rescaling=self.rescaling, tol=self.tol, max_iter=self.max_iter,
-                            verbose=self.verbose)
+                            random_state=self.random_state, verbose=self.verbose)
         svm.fit(Xf, codes)
         W = svm.coef_.reshape(structure.n_features_x, structure.n_attributes).T
         class_coef = structure.class_vectors @ W

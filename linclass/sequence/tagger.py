@@ -29,6 +29,7 @@ from ..exceptions import NotFittedError
 __all__ = ["SequenceTagger"]
 
 _TRAINERS = ("perceptron", "ssvm")
+_SSVM_MIN_PASSES = 30       # trainer="ssvm": fewest BCFW passes allowed by max_iter
 
 
 def _check_sentences(X, name="X"):
@@ -311,8 +312,13 @@ class SequenceTagger(BaseEstimator):
         structure = SequenceStructure(self.n_features_, len(self.classes_), order=self.order)
         sentences = SentenceBatch.from_matrix(Xf, offsets)     # batched fast path
         Ys = sentences.split(gold)
-        svm = StructuredSVM(structure, C=self.C, tol=self.tol, max_iter=self.max_iter,
-                            verbose=self.verbose)
+        # block-coordinate Frank--Wolfe (fused Cython passes for order 1),
+        # stopping at a relative duality gap of tol; max_iter counts passes
+        # and is raised to at least _SSVM_MIN_PASSES (an SSVM needs more passes
+        # than the perceptron's default 10 epochs)
+        svm = StructuredSVM(structure, C=self.C, tol=self.tol, method="bcfw",
+                            max_iter=max(self.max_iter, _SSVM_MIN_PASSES),
+                            random_state=self.random_state, verbose=self.verbose)
         svm.fit(sentences, Ys)
         parts = structure.unpack(svm.coef_)
         self.emission_, self.transitions_, self.transitions2_, self.start_, self.stop_ = (

@@ -6,7 +6,8 @@
   working-set algorithm (Tsochantaridis et al., 2005) and the 1-slack
   formulation (Joachims, Finley and Yu, 2009), margin or slack rescaling, with
   linclass's own QP solver for the working-set dual
-  (:mod:`linclass._core._qp`).
+  (:mod:`linclass._core._qp`); and block-coordinate Frank--Wolfe
+  (Lacoste-Julien et al., 2013), stopped by the duality gap.
 
 Both take ``X`` and ``Y`` as sequences of inputs and outputs of the structure
 (for :class:`~linclass.structured.MultiClassStructure` ``X`` may also be a
@@ -26,6 +27,40 @@ from .base import Structure, _check_n_features, _n_samples, check_joint_feature
 __all__ = ["StructuredPerceptron", "StructuredSVM"]
 
 _REQUIRED = ("joint_feature", "decode", "loss_augmented_decode", "loss")
+_METHODS = ("bcfw", "1-slack", "n-slack")
+_GAP_CHECK = 10          # BCFW: passes between two exact duality-gap evaluations
+
+
+def supports_slack_rescaling(structure):
+    """True when ``structure`` has an exact slack-rescaled argmax.
+
+    A structure declares it by overriding ``slack_rescaled_decode`` (or its
+    batched version) of :class:`Structure`; a structure may also set
+    ``supports_slack_rescaling`` explicitly (to refuse, for example, a
+    rescaled argmax that is exact only for some of its losses).
+    """
+    declared = getattr(structure, "supports_slack_rescaling", None)
+    if declared is not None:
+        return bool(declared() if callable(declared) else declared)
+    cls = type(structure)
+    for name in ("slack_rescaled_decode", "batch_slack_rescaled_decode"):
+        method = getattr(cls, name, None)
+        if method is not None and method is not getattr(Structure, name, None):
+            return True
+    return False
+
+
+def check_rescaling(structure, rescaling):
+    """Refuse ``rescaling='slack'`` for a structure without an exact slack-rescaled argmax.
+
+    Called when a learner is configured (at the start of ``fit``, before any
+    decoding), so the error never comes mid-fit.
+    """
+    if rescaling == "slack" and structure is not None and not supports_slack_rescaling(structure):
+        raise ValueError(
+            "rescaling='slack' is not available for %s: it has no exact slack-rescaled "
+            "argmax (slack_rescaled_decode); use rescaling='margin'"
+            % type(structure).__name__)
 
 
 def _check_structure(structure):
@@ -265,6 +300,81 @@ class _OutputStore:
                                                   weights) / self.n
 
 
+class _GenericBCFW:
+    """Block-coordinate Frank--Wolfe state for any Structure (per-example Python steps).
+
+    Block i holds ``w_i`` (a sparse vector, its share of ``w``) and ``l_i``
+    (its share of the dual's linear part); the corner of a step is
+    ``C c Psi_i(y*)``, ``C Delta_i(y*)`` with ``y*`` the loss-augmented (or
+    slack-rescaled) argmax and ``c`` 1 (margin) or ``Delta`` (slack
+    rescaling, whose constraint vectors are ``Delta Psi``).  Structures with a
+    fused pass offer the same interface through ``bcfw_state``.
+    """
+
+    def __init__(self, learner, Xb, Y, n, n_features, C, average):
+        self.learner, self.Xb, self.Y, self.C = learner, Xb, Y, C
+        self.w = np.zeros(n_features)
+        self.v = np.zeros(n_features) if average else None
+        self.wi_idx = [np.zeros(0, np.int64) for _ in range(n)]
+        self.wi_val = [np.zeros(0) for _ in range(n)]
+        self.l = np.zeros(n)
+        self.step = 0.0
+        self.lv = 0.0
+        s = learner.structure
+        self.gold = [_sparse_vector(s, Xb[i], Y[i]) for i in range(n)]
+
+    def run_pass(self, order):
+        learner, s, C, w = self.learner, self.learner.structure, self.C, self.w
+        slack = learner.rescaling == "slack"
+        gap = 0.0
+        for i in order:
+            self.step += 1.0
+            x, y = self.Xb[i], self.Y[i]
+            y_hat = (s.slack_rescaled_decode(w, x, y) if slack
+                     else s.loss_augmented_decode(w, x, y))
+            delta = float(s.loss(y, y_hat))
+            if not np.isfinite(delta) or delta < 0:
+                raise ValueError("%s.loss returned %r; a finite value >= 0 is required"
+                                 % (type(s).__name__, delta))
+            gi, gv = self.gold[i]
+            hi, hv = _sparse_vector(s, x, y_hat)
+            coef = delta if slack else 1.0
+            margin = float(w[gi] @ gv - w[hi] @ hv)
+            h = delta - coef * margin
+            if learner.check_decoder and h < -1e-9 * (1.0 + abs(delta) + abs(h)):
+                learner._bad_decoder(i, -h, delta)
+            # d = C coef (Phi(x, y) - Phi(x, y_hat)) - w_i, as one sparse vector
+            idx = np.concatenate([gi, hi, self.wi_idx[i]])
+            val = np.concatenate([C * coef * gv, -C * coef * hv, -self.wi_val[i]])
+            idx, inverse = np.unique(idx, return_inverse=True)
+            d = np.bincount(inverse, weights=val, minlength=idx.size)
+            ls = C * delta
+            g = ls - self.l[i] - float(w[idx] @ d)
+            q = float(d @ d)
+            gap += g
+            if g <= 0.0 or q <= 0.0:
+                continue
+            gamma = min(1.0, g / q)
+            # the new w_i = w_i + gamma d lives on d's support (which contains w_i's)
+            old = np.zeros(idx.size)
+            old[np.searchsorted(idx, self.wi_idx[i])] = self.wi_val[i]
+            self.wi_idx[i], self.wi_val[i] = idx, old + gamma * d
+            w[idx] += gamma * d
+            if self.v is not None:
+                weight = 0.5 * self.step * (self.step - 1.0) * gamma
+                self.v[idx] += weight * d
+                self.lv += weight * (ls - self.l[i])
+            self.l[i] += gamma * (ls - self.l[i])
+        return gap
+
+    def iterate(self, average):
+        """(w, sum_i l_i) of the last or of the weighted-average iterate."""
+        if not average or self.step == 0:
+            return self.w, float(self.l.sum())
+        R = 0.5 * self.step * (self.step + 1.0)
+        return self.w - self.v / R, float(self.l.sum()) - self.lv / R
+
+
 class StructuredSVM(_StructuredMixin, BaseEstimator):
     """Structural SVM trained by the cutting-plane method.
 
@@ -302,9 +412,21 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
     structure : Structure
     C : float, default=1.0
         Weight of the slack sum, > 0.
-    method : {"1-slack", "n-slack"}, default="1-slack"
+    method : {"1-slack", "n-slack", "bcfw"}, default="1-slack"
+        ``"bcfw"``: block-coordinate Frank--Wolfe (Lacoste-Julien, Jaggi,
+        Schmidt and Pletscher, 2013): passes over the examples in random
+        order, one loss-augmented decoding and an exact line search per
+        example, per-example dual state ``(w_i, l_i)``; stops when the exact
+        duality gap ``P(w) - D(alpha)`` (evaluated with one batched decoding
+        pass after a pass whose summed block gaps fall below ``tol * P``, and
+        every 10 passes) is at most ``tol * P(w)``: ``tol`` is a *relative*
+        gap and ``max_iter`` counts passes.  A structure with a
+        ``bcfw_state(X, Y, C, average)`` method (one-hot multi-class,
+        first-order sequences) runs whole passes in Cython.
     rescaling : {"margin", "slack"}, default="margin"
-        Slack rescaling needs the structure's ``slack_rescaled_decode``.
+        Slack rescaling needs an exact slack-rescaled argmax (the structure
+        overrides ``slack_rescaled_decode``); it is refused with a
+        ``ValueError`` at the start of ``fit``, before any decoding, otherwise.
     tol : float, default=1e-3
     max_iter : int, default=1000
         Maximum number of cutting-plane iterations (decoding passes).
@@ -328,6 +450,11 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         whose augmented score is lower than that of the correct output (the
         decoder is then not an exact argmax and the cutting-plane guarantees
         are lost).
+    average : bool, default=False
+        ``bcfw`` only: return the weighted average of the iterates (weights
+        proportional to the step number, Alg. 4 of the paper) and its dual.
+    random_state : None, int or numpy Generator
+        ``bcfw`` only: the order of the examples in each pass.
     verbose : int, default=0
         Print one line per iteration when > 0.
 
@@ -351,11 +478,14 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
     methods for structured and interdependent output variables. JMLR 6, 2005.
     T. Joachims, T. Finley, C.-N. Yu. Cutting-plane training of structural
     SVMs. Machine Learning 77, 2009.
+    S. Lacoste-Julien, M. Jaggi, M. Schmidt, P. Pletscher. Block-coordinate
+    Frank-Wolfe optimization for structural SVMs. ICML 2013.
     """
 
     def __init__(self, structure=None, *, C=1.0, method="1-slack", rescaling="margin",
                  tol=1e-3, max_iter=1000, inference_cache=0, inactive_window=50,
-                 qp_tol=None, max_inner_passes=10000, check_decoder=True, verbose=0):
+                 qp_tol=None, max_inner_passes=10000, check_decoder=True, average=False,
+                 random_state=None, verbose=0):
         self.structure = structure
         self.C = C
         self.method = method
@@ -367,6 +497,8 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         self.qp_tol = qp_tol
         self.max_inner_passes = max_inner_passes
         self.check_decoder = check_decoder
+        self.average = average
+        self.random_state = random_state
         self.verbose = verbose
 
     # -- validation ------------------------------------------------------------
@@ -379,11 +511,12 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         check_positive(self.max_inner_passes, "max_inner_passes", integer=True)
         if self.qp_tol is not None:
             check_positive(self.qp_tol, "qp_tol")
-        if self.method not in ("1-slack", "n-slack"):
-            raise ValueError("method must be '1-slack' or 'n-slack', got %r" % (self.method,))
+        if self.method not in _METHODS:
+            raise ValueError("method must be one of %s, got %r" % (_METHODS, self.method))
         if self.rescaling not in ("margin", "slack"):
             raise ValueError("rescaling must be 'margin' or 'slack', got %r"
                              % (self.rescaling,))
+        check_rescaling(self.structure, self.rescaling)
 
     # -- shared pieces -----------------------------------------------------------
     def _most_violated(self, w, Xb, Y, n):
@@ -402,14 +535,7 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
             scale = 1e-9 * (1.0 + np.abs(Delta) + np.abs(h))
             bad = np.flatnonzero(h < -scale)
             if bad.size:
-                i = bad[0]
-                which = ("loss_augmented_decode" if self.rescaling == "margin"
-                         else "slack_rescaled_decode")
-                raise ValueError(
-                    "%s.%s is not an exact argmax: for example %d it returned an output "
-                    "whose augmented score is %.6g lower than that of the correct output "
-                    "(loss %.6g); the cutting-plane method needs the most violated "
-                    "constraint" % (type(s).__name__, which, i, -h[i], Delta[i]))
+                self._bad_decoder(bad[0], -h[bad[0]], Delta[bad[0]])
         return Y_hat, Delta, np.maximum(h, 0.0)
 
     def _violations(self, w, Xb, Y, Y_hat):
@@ -461,13 +587,10 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         """Learn ``coef_`` from inputs ``X`` and outputs ``Y``."""
         self._check_params()
         n_features, Xb, Y, n = _prepare(self.structure, X, Y)
-        if self.rescaling == "slack" and not (
-                hasattr(self.structure, "batch_slack_rescaled_decode")
-                or hasattr(self.structure, "slack_rescaled_decode")):
-            raise ValueError("rescaling='slack' needs %s.slack_rescaled_decode"
-                             % type(self.structure).__name__)
         qp_tol = self.qp_tol if self.qp_tol is not None else 0.1 * self.tol
-        if self.method == "1-slack":
+        if self.method == "bcfw":
+            w, converged, history = self._fit_bcfw(Xb, Y, n, n_features)
+        elif self.method == "1-slack":
             w, converged, history = self._fit_one_slack(Xb, Y, n, n_features, qp_tol)
         else:
             w, converged, history = self._fit_n_slack(Xb, Y, n, n_features, qp_tol)
@@ -477,12 +600,75 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         last = history[-1]
         self.objective_ = last["objective"]
         self.dual_objective_ = last["dual_objective"]
-        if not converged:
+        if not converged and self.method == "bcfw":
+            warnings.warn("StructuredSVM (bcfw) did not converge in max_iter=%d passes "
+                          "(relative duality gap %.3g > tol=%g); increase max_iter or tol"
+                          % (self.max_iter, last["gap"] / max(last["objective"], 1e-300),
+                             self.tol), ConvergenceWarning)
+        elif not converged:
             warnings.warn("StructuredSVM (%s) did not converge in max_iter=%d iterations "
                           "(violation %.3g > tol=%g); increase max_iter or tol"
                           % (self.method, self.max_iter, last["violation"], self.tol),
                           ConvergenceWarning)
         return self
+
+    def _bad_decoder(self, i, shortfall, delta):
+        which = ("loss_augmented_decode" if self.rescaling == "margin"
+                 else "slack_rescaled_decode")
+        raise ValueError(
+            "%s.%s is not an exact argmax: for example %d it returned an output "
+            "whose augmented score is %.6g lower than that of the correct output "
+            "(loss %.6g); the structural SVM needs the most violated constraint"
+            % (type(self.structure).__name__, which, i, shortfall, delta))
+
+    def _fit_bcfw(self, Xb, Y, n, n_features):
+        """Block-coordinate Frank--Wolfe (Lacoste-Julien et al., 2013, Alg. 3/4).
+
+        Passes over the examples in random order; after a pass whose summed
+        block gaps fall below ``tol * P`` (and every ``_GAP_CHECK`` passes) the
+        exact duality gap ``P(w) - D(alpha)`` is computed with one batched
+        decoding pass; training stops when it is at most ``tol * P(w)``.
+        """
+        s = self.structure
+        C = float(self.C)
+        rng = check_random_state(self.random_state)
+        state = None
+        make = getattr(s, "bcfw_state", None)
+        if make is not None and self.rescaling == "margin":
+            state = make(Xb, Y, C, self.average)        # fused pass, or None
+        if state is None:
+            state = _GenericBCFW(self, Xb, Y, n, n_features, C, self.average)
+        history = []
+        start = time.perf_counter()
+        converged = False
+        last_check = 0
+        primal = None
+        for it in range(0, self.max_iter + 1):
+            estimate = None
+            if it > 0:
+                estimate = float(state.run_pass(rng.permutation(n).astype(np.int64)))
+            check = (it == 0 or it == self.max_iter or it - last_check >= _GAP_CHECK
+                     or estimate <= self.tol * primal)
+            if not check:
+                self._record(history, start, iteration=it, objective=None,
+                             dual_objective=None, gap=None, violation=estimate,
+                             n_constraints=0, cached=False)
+                continue
+            last_check = it
+            w, lin = state.iterate(self.average)
+            ww = float(w @ w)
+            _, _, h = self._most_violated(w, Xb, Y, n)
+            primal = 0.5 * ww + C * float(h.sum())
+            dual = lin - 0.5 * ww
+            self._record(history, start, iteration=it, objective=primal,
+                         dual_objective=dual, gap=primal - dual,
+                         violation=estimate if estimate is not None else primal - dual,
+                         n_constraints=0, cached=False)
+            if primal - dual <= self.tol * primal:
+                converged = True
+                break
+        w, _ = state.iterate(self.average)
+        return np.array(w, dtype=np.float64), converged, history
 
     def _fit_one_slack(self, Xb, Y, n, n_features, qp_tol):
         s = self.structure

@@ -80,12 +80,14 @@ def test_ssvm_tagger_learns():
 
 def test_ssvm_objective_matches_direct_structured_svm():
     X, Y = small_corpus(3, 25)
-    tagger = SequenceTagger(features="w[0]", trainer="ssvm", C=1.0, max_iter=200, tol=1e-4)
+    tagger = SequenceTagger(features="w[0]", trainer="ssvm", C=1.0, max_iter=200, tol=1e-4,
+                            random_state=0)
     tagger.fit(X, Y)
     structure = SequenceStructure(tagger.n_features_, len(tagger.classes_))
     Xf, offsets = tagger._featurize(X, fit=False)
     codes = [np.searchsorted(tagger.classes_, y).astype(np.int32) for y in Y]
-    svm = StructuredSVM(structure, C=1.0, max_iter=200, tol=1e-4).fit(
+    svm = StructuredSVM(structure, C=1.0, max_iter=200, tol=1e-4, method="bcfw",
+                        random_state=0).fit(
         structure.split(Xf, offsets), codes)
     assert tagger.objective_ == pytest.approx(svm.objective_, rel=1e-6)
 

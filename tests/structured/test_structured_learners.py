@@ -321,10 +321,10 @@ def test_kernelised_form_equals_linear_scores():
 def test_identity_descriptions_equal_one_hot_and_sparse_equals_dense():
     X, y = blobs(60, 4, 3, seed=2)
     labels = np.array(["a", "b", "c"])[y]
-    onehot = MultiClassSVM(C=0.5, tol=1e-6).fit(X, labels)
-    desc = MultiClassSVM("description", C=0.5, tol=1e-6,
+    onehot = MultiClassSVM(C=0.5, tol=1e-6, method="1-slack").fit(X, labels)
+    desc = MultiClassSVM("description", C=0.5, tol=1e-6, method="1-slack",
                          class_descriptions=np.eye(3)).fit(X, labels)
-    sparse = MultiClassSVM(C=0.5, tol=1e-6).fit(sp.csr_matrix(X), labels)
+    sparse = MultiClassSVM(C=0.5, tol=1e-6, method="1-slack").fit(sp.csr_matrix(X), labels)
     np.testing.assert_allclose(desc.coef_, onehot.coef_, atol=1e-8)
     np.testing.assert_allclose(sparse.coef_, onehot.coef_, atol=1e-8)
     np.testing.assert_allclose(desc.intercept_, onehot.intercept_, atol=1e-8)
@@ -339,7 +339,9 @@ def test_onehot_matches_crammer_singer_objective():
     C = 0.2
     ref = svm.LinearSVC(multi_class="crammer_singer", C=C, fit_intercept=False, tol=1e-10,
                         max_iter=100000).fit(X, y)
-    ours = MultiClassSVM(C=C, fit_intercept=False, tol=1e-7).fit(X, y)
+    ours = MultiClassSVM(C=C, fit_intercept=False, tol=1e-7, method="1-slack").fit(X, y)
+    # the default solver (BCFW) stops at a relative duality gap of tol
+    default = MultiClassSVM(C=C, fit_intercept=False, tol=1e-4, random_state=0).fit(X, y)
 
     def objective(W):
         S = X @ W.T
@@ -348,6 +350,9 @@ def test_onehot_matches_crammer_singer_objective():
 
     assert objective(ours.coef_) == pytest.approx(ours.objective_, rel=1e-10)
     np.testing.assert_allclose(objective(ours.coef_), objective(ref.coef_), rtol=1e-5)
+    assert objective(default.coef_) == pytest.approx(default.objective_, rel=1e-10)
+    assert objective(ref.coef_) * (1 - 1e-6) <= default.objective_ \
+        <= objective(ref.coef_) * (1 + 1e-4)
 
 
 def test_description_predicts_classes_without_examples():
