@@ -18,7 +18,8 @@ from .._validation import (check_is_fitted, check_predict_X, check_target, encod
                            single_threaded_blas)
 
 __all__ = ["LinearDecisionMixin", "CheckedScoreMixin", "dense_or_csr_matmul", "log_softmax",
-           "map_threads", "resolve_n_jobs", "rows_args", "single_threaded_blas"]
+           "lbfgs_progress", "map_threads", "resolve_n_jobs", "rows_args",
+           "single_threaded_blas"]
 
 
 def resolve_n_jobs(n_jobs, n_tasks):
@@ -104,6 +105,23 @@ class CheckedScoreMixin:
         y = check_target(y)
         encode_labels(y, np.sort(self.classes_))
         return super().score(X, y, sample_weight=sample_weight)
+
+
+def lbfgs_progress(owner, verbose):
+    """A ``scipy.optimize.minimize`` callback printing one line per L-BFGS
+    iteration (iteration, objective, gradient norm) when ``verbose``, else None."""
+    if not verbose:
+        return None
+    state = {"iteration": 0}
+
+    def callback(intermediate_result):
+        state["iteration"] += 1
+        jac = getattr(intermediate_result, "jac", None)
+        grad = "" if jac is None else ", |grad| %.3g" % float(np.linalg.norm(jac))
+        print("%s lbfgs iter %d: objective / sum(sample_weight) %.10g%s"
+              % (owner, state["iteration"], float(intermediate_result.fun), grad))
+
+    return callback
 
 
 def rows_args(X):

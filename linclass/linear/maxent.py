@@ -70,7 +70,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from .._core import _maxent
-from ._common import single_threaded_blas, CheckedScoreMixin, log_softmax
+from ._common import single_threaded_blas, CheckedScoreMixin, lbfgs_progress, log_softmax
 from .._validation import check_classification_target
 from .._validation import (check_array, check_is_fitted, check_positive, check_sample_weight,
                            check_target, encode_labels)
@@ -557,7 +557,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
         with single_threaded_blas():
             result = minimize(fun, np.zeros(problem["n_features"]), method="L-BFGS-B",
-                              jac=True, options=dict(maxiter=self.max_iter, gtol=self.tol,
+                              jac=True, callback=lbfgs_progress("MaxEnt", self.verbose),
+                              options=dict(maxiter=self.max_iter, gtol=self.tol,
                                                      ftol=64 * np.finfo(float).eps, maxls=50))
         if result.status == 1:
             warnings.warn("MaxEnt (lbfgs) stopped at max_iter=%d before reaching tol=%g"
