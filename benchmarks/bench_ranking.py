@@ -10,7 +10,8 @@ Cases:
   peer time includes building the pair-difference matrix.  Quality: NDCG@10
   and pairwise accuracy on the test queries, and the training objective of
   each solution evaluated by the same function (the two must agree within
-  1e-3 relative).
+  1e-3 relative).  The same fits on the dense array of the same features
+  (``X.toarray()``) against the same peer time.
 * scaling curve (synthetic, one query of n documents, 10 features, 5 grades):
   time of one evaluation of the loss and gradient over all pairs, the
   O(n log n) sorting kernel vs the O(n^2) explicit pair list (numpy, pair list
@@ -80,6 +81,19 @@ def lambdarank_rows(quick, data_dir, repeat, svm):
             note="objective relative difference %.1e (%s 1e-3); %d queries skipped"
                  % (rel, "within" if rel <= 1e-3 else "NOT within",
                     model.n_skipped_queries_)))
+        # the same features as a dense array: numpy's matrix-vector products run
+        # under one BLAS thread (threads of its own fought the caller's)
+        X_dense = X.toarray()
+        dense_s, dense_model = _harness.median_time(
+            lambda: RankSVM(C=C).fit(X_dense, y, qid=qid), repeat)
+        dense_rel = abs(dense_model.objective_ - ref_obj) / abs(ref_obj)
+        rows.append(_harness.make_row(
+            "RankSVM fit C=%g, dense input" % C, "lightgbm_lambdarank (%d pairs)"
+            % dense_model.n_pairs_, "scikit-learn LinearSVC on pairs (sparse, as above)",
+            sk_s, dense_s, _quality(ref.coef_.ravel(), Xt, yt, qt, ref_obj),
+            _quality(dense_model.coef_, Xt, yt, qt, dense_model.objective_),
+            note="objective relative difference %.1e (%s 1e-3)"
+                 % (dense_rel, "within" if dense_rel <= 1e-3 else "NOT within")))
     return rows
 
 

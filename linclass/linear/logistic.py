@@ -45,7 +45,8 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from .._core import _logistic
-from ._common import rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax
+from ._common import (rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax,
+                      lbfgs_progress)
 from .._validation import check_classification_target, class_weight_vector
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_sample_weight)
@@ -402,6 +403,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         if l1:
             return self._fit_l1(objective, theta0)
         result = minimize(objective.l2, theta0, method="L-BFGS-B", jac=True,
+                          callback=lbfgs_progress("LogisticRegression", self.verbose),
                           options=dict(maxiter=self.max_iter, gtol=self.tol,
                                        ftol=64 * np.finfo(float).eps, maxls=50))
         return result.x, result.fun, result.nit, result.status != 1

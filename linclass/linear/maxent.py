@@ -59,16 +59,18 @@ IEEE Trans. Speech and Audio Processing 8(1).
 Curran, J. R. & Clark, S. (2003). Investigating GIS and smoothing for maximum
 entropy taggers. EACL.
 """
+import gc
 import numbers
 import warnings
 from collections.abc import Mapping
+from itertools import chain, repeat
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from .._core import _maxent
-from ._common import single_threaded_blas, CheckedScoreMixin, log_softmax
+from ._common import single_threaded_blas, CheckedScoreMixin, lbfgs_progress, log_softmax
 from .._validation import check_classification_target
 from .._validation import (check_array, check_is_fitted, check_positive, check_sample_weight,
                            check_target, encode_labels)
@@ -86,6 +88,103 @@ def _label_key(label):
 
 def _is_number(value):
     return isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_))
+
+
+def _featureset_keys_slow(X):
+    """(keys, values, counts) item by item: any mix of value types."""
+    keys, values, counts = [], [], []
+    for i, fs in enumerate(X):
+        n_before = len(keys)
+        for name, value in fs.items():
+            kind = type(value)
+            if kind is str or kind is bool:
+                key, v = (name, value), 1.0
+            elif kind is int or kind is float or _is_number(value):
+                v = float(value)
+                if v != v or v in (np.inf, -np.inf):
+                    raise ValueError("example %d: feature %r has the value %r; features "
+                                     "must be finite" % (i, name, value))
+                key = (name,)
+            elif isinstance(value, (str, bool, np.bool_)) or value is None:
+                key, v = (name, _label_key(value)), 1.0
+            else:
+                raise ValueError("example %d: feature %r has a %s value; use str, bool or "
+                                 "a number" % (i, name, type(value).__name__))
+            keys.append(key)
+            values.append(v)
+        counts.append(len(keys) - n_before)
+    return keys, np.asarray(values, dtype=np.float64), counts
+
+
+def _featureset_keys(X):
+    """Attribute keys, values and per-example counts of NLTK-style featuresets.
+
+    An indicator (str or bool value) has the key ``(name, value)`` and the
+    value 1; a number has the key ``(name,)`` and its value.  When every value
+    is a number (the usual numeric case) the keys are the bare names
+    (``bare_names`` True: their hashes are cached, tuples would be hashed
+    anew at every look-up).  When every featureset is a dict and every value
+    of one kind, names and values come out of C-level iteration."""
+    if set(map(type, X)) != {dict}:
+        for i, fs in enumerate(X):
+            if not isinstance(fs, Mapping):
+                raise ValueError("example %d is a %s, expected a dict featureset like the "
+                                 "others" % (i, type(fs).__name__))
+        X = [dict(fs) for fs in X]
+    counts = list(map(len, X))
+    names = list(chain.from_iterable(X))
+    if not names:
+        return [], np.zeros(0), counts, False
+    raw_values = list(chain.from_iterable(map(dict.values, X)))
+    kinds = set(map(type, raw_values))
+    if kinds <= {str, bool}:
+        return list(zip(names, raw_values)), np.ones(len(names)), counts, False
+    if kinds <= {int, float}:
+        try:
+            values = np.array(raw_values, dtype=np.float64)
+        except OverflowError:
+            return _featureset_keys_slow(X) + (False,)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            i = int(np.searchsorted(np.cumsum(counts), bad[0], side="right"))
+            raise ValueError("example %d: feature %r has the value %r; features must be "
+                             "finite" % (i, names[bad[0]], raw_values[bad[0]]))
+        return names, values, counts, True
+    return _featureset_keys_slow(X) + (False,)
+
+
+def _featureset_ids(X, base_ids, fitting):
+    """(attribute id, value, example index) of every known attribute of X;
+    when fitting, new attributes are numbered in order of first occurrence."""
+    # the keys are fresh tuples without cycles: the cyclic garbage collector,
+    # triggered every few hundred allocations, would otherwise cost more than
+    # the encoding itself
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        keys, values, counts, bare_names = _featureset_keys(X)
+        if bare_names:
+            lookup = {key[0]: j for key, j in base_ids.items() if len(key) == 1}
+        else:
+            lookup = base_ids
+        if fitting:
+            for key in dict.fromkeys(keys):
+                if key not in lookup:
+                    lookup[key] = len(base_ids)
+                    if bare_names:
+                        base_ids[(key,)] = lookup[key]
+            ids = np.fromiter(map(lookup.__getitem__, keys), dtype=np.int64, count=len(keys))
+        else:
+            ids = np.fromiter(map(lookup.get, keys, repeat(-1)), dtype=np.int64,
+                              count=len(keys))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    example = np.repeat(np.arange(len(X)), counts)
+    if fitting:
+        return ids, values, example
+    known = ids >= 0
+    return ids[known], values[known], example[known]
 
 
 class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
@@ -106,8 +205,15 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         Add ``C - sum_j f_j(x, y)``; None: True for GIS, False otherwise.
     gis_constant : float or None, default=None
         The constant C of GIS and of the correction feature; None: the largest
-        feature total ``sum_j f_j(x, y)`` in training (the tightest valid one).
-        NLTK's ``GISEncoding`` uses the number of attribute names + 1.
+        feature total ``sum_j f_j(x, y)`` in training (the tightest valid one),
+        plus one when the correction feature is used and every training
+        example's gold candidate reaches that total (then ``C - sum_j f_j``
+        would be zero on all of them, its weight pinned at ``-inf`` and every
+        candidate with fewer active features impossible).  With featuresets in
+        which every example carries every attribute name this equals NLTK's
+        ``GISEncoding`` constant (number of attribute names + 1), so the
+        default reproduces NLTK's GIS; otherwise NLTK's constant is larger
+        (slower steps, same fixed point) and can be passed here.
     feature_function : callable or None
         ``feature_function(x, label) -> {name: value}`` (input kind 3).
     classes : array-like or None
@@ -274,38 +380,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             base_ids = {}
         else:
             base_ids, table = self._featureset_table()
-        ids, values, counts = [], [], []
-        for i, fs in enumerate(X):
-            if not isinstance(fs, Mapping):
-                raise ValueError("example %d is a %s, expected a dict featureset like the "
-                                 "others" % (i, type(fs).__name__))
-            n_before = len(ids)
-            for name, value in fs.items():
-                kind = type(value)
-                if kind is str or kind is bool:
-                    key, v = (name, value), 1.0
-                elif kind is int or kind is float or _is_number(value):
-                    v = float(value)
-                    if v != v or v in (np.inf, -np.inf):
-                        raise ValueError("example %d: feature %r has the value %r; features "
-                                         "must be finite" % (i, name, value))
-                    key = (name,)
-                elif isinstance(value, (str, bool, np.bool_)) or value is None:
-                    key, v = (name, _label_key(value)), 1.0
-                else:
-                    raise ValueError("example %d: feature %r has a %s value; use str, bool or "
-                                     "a number" % (i, name, type(value).__name__))
-                j = base_ids.get(key)
-                if j is None:
-                    if not fitting:
-                        continue
-                    j = base_ids[key] = len(base_ids)
-                ids.append(j)
-                values.append(v)
-            counts.append(len(ids) - n_before)
-        ids = np.asarray(ids, dtype=np.int64)
-        values = np.asarray(values, dtype=np.float64)
-        example = np.repeat(np.arange(len(X)), counts)
+        ids, values, example = _featureset_ids(X, base_ids, fitting)
         if fitting:
             # NLTK's encoding: only (attribute, label) pairs seen with their gold label,
             # numbered in order of first occurrence
@@ -427,6 +502,15 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         self.correction_ = None
         totals = np.asarray(F.sum(axis=1)).ravel()
         C = float(totals.max())
+        if correction and self.gis_constant is None:
+            gold_totals = totals.reshape(n_samples, len(self.classes_))[
+                np.arange(n_samples), codes]
+            if float((C - gold_totals) @ sample_weight) <= 0:
+                # every gold candidate reaches the largest total (the usual case of
+                # featuresets with the same number of attributes): the correction
+                # feature would be unattested and pinned at -inf, zeroing every
+                # candidate with fewer active features
+                C += 1.0
         if self.gis_constant is not None:
             if self.gis_constant < C:
                 raise ValueError("gis_constant=%g is below the largest feature total %g"
@@ -475,7 +559,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
         with single_threaded_blas():
             result = minimize(fun, np.zeros(problem["n_features"]), method="L-BFGS-B",
-                              jac=True, options=dict(maxiter=self.max_iter, gtol=self.tol,
+                              jac=True, callback=lbfgs_progress("MaxEnt", self.verbose),
+                              options=dict(maxiter=self.max_iter, gtol=self.tol,
                                                      ftol=64 * np.finfo(float).eps, maxls=50))
         if result.status == 1:
             warnings.warn("MaxEnt (lbfgs) stopped at max_iter=%d before reaching tol=%g"
@@ -501,7 +586,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         previous = None
         converged = False
         n_iter = 0
-        loglik = -np.inf
+        loglik = previous_loglik = -np.inf
+        last_lam = lam.copy()
         while True:
             if nf_index is None:
                 loglik, model = _maxent.model_expectation(weights=lam, **problem)

@@ -26,6 +26,8 @@ stochastic gradient descent", arXiv:1107.2490 (lazy averaging).
 Zhang (2004), "Solving large scale linear prediction problems using
 stochastic gradient descent algorithms", ICML (modified Huber loss).
 Flach (2012), *Machine Learning*, ch. 7 (margin losses).
+Bach & Moulines (2011), "Non-asymptotic analysis of stochastic approximation
+algorithms for machine learning", NIPS (step sizes for smooth losses).
 """
 import numbers
 import warnings
@@ -54,10 +56,28 @@ _SCHEDULES = {"constant": 0, "optimal": 1, "invscaling": 2}
 _PENALTIES = ("l2", "l1", "elasticnet", None)
 _SPARSE_INTERCEPT_DECAY = 0.01   # as scikit-learn: the intercept moves slower on sparse data
 _N_STATE = 6
+#: sup of L''(z) for the losses whose derivative is unbounded.  Example i's loss
+#: then has the smoothness constant L_i = L'' c_i (||x_i||^2 + 1) (with the
+#: intercept); SGD with steps above 2 / L_i overshoots and blows up, steps below
+#: 1 / (2 max L_i) converge in expectation (Bach & Moulines 2011; Needell, Srebro &
+#: Ward 2014): the optimal schedule starts at half of that bound, 1 / (4 max L_i)
+_UNBOUNDED_CURVATURE = {"squared": 2.0, "squared_hinge": 2.0}
 
 
 class SGDDivergenceError(ValueError, ArithmeticError):
     """SGD produced a non-finite score: the step size is too large for the data."""
+
+
+def _intercept_decay(X):
+    """Factor of the intercept's steps (smaller on sparse data)."""
+    return _SPARSE_INTERCEPT_DECAY if sp.issparse(X) else 1.0
+
+
+def _row_squared_norms(X):
+    """||x_i||^2 of every row of a validated dense or CSR matrix."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
 
 
 def _out(arr, like):
@@ -189,7 +209,12 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         step ``typw / max(1, |L'(-typw)|)``, ``typw = alpha^(-1/4)``),
         ``eta0``, or ``eta0 / t^power_t``.  For the exponential loss, whose
         derivative at ``-typw`` is huge, the optimal schedule starts with
-        tiny steps: prefer a constant step there.
+        tiny steps: prefer a constant step there.  For the squared and squared
+        hinge losses, whose derivative is unbounded, the optimal schedule
+        also starts no higher than ``1 / (8 max_i c_i (||x_i||^2 + 1))``, an
+        eighth of the largest stable step (``t0`` raised accordingly; ``c_i``
+        the example's weight): larger steps overshoot the example's margin and
+        the iterates blow up (Bach & Moulines, 2011).
     eta0 : float, default=0.01
         Step size of the constant and inverse-scaling schedules (> 0).
     power_t : float, default=0.5
@@ -332,8 +357,15 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         schedule = _SCHEDULES[self.learning_rate]
         # with no penalty the optimal schedule is undefined; checked in _check_params
         t0 = _sgd.optimal_t0(loss_code, alpha) if schedule == 1 else 0.0
+        curvature = _UNBOUNDED_CURVATURE.get(self._loss_name())
+        if schedule == 1 and curvature is not None and n_samples:
+            # the optimal schedule's steps 1 / (alpha (t0 + t - 1)) only shrink: the
+            # first one at most 1 / (4 max L_i) keeps every step stable
+            smoothness = curvature * float(np.max(weight * (_row_squared_norms(X) + (
+                _intercept_decay(X) if self.fit_intercept else 0.0))))
+            t0 = max(t0, 4.0 * smoothness / alpha)
         averaging = self._average_start() > 0
-        decay = _SPARSE_INTERCEPT_DECAY if sp.issparse(X) else 1.0
+        decay = _intercept_decay(X)
         tol = None if (self.tol is None or not use_stopping) else float(self.tol)
         early = bool(self.early_stopping) and use_stopping and X_val is not None
         rng = self._rng_source()
@@ -392,10 +424,16 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if any(r[2] for r in results):
             raise SGDDivergenceError(
                 "SGDClassifier diverged: a score overflowed to infinity or NaN (loss=%r, "
-                "learning_rate=%r, eta0=%r, alpha=%r); use a smaller eta0, the "
-                "'optimal' schedule or scaled features" % (self.loss, self.learning_rate,
-                                                         self.eta0, self.alpha))
+                "learning_rate=%r, eta0=%r, alpha=%r); %s" % (
+                    self.loss, self.learning_rate, self.eta0, self.alpha, self._divergence_hint()))
         return results
+
+    def _divergence_hint(self):
+        if self.learning_rate == "optimal":
+            return ("use learning_rate='constant' or 'invscaling' with a smaller eta0, a "
+                    "larger alpha, or scaled features")
+        return ("use a smaller eta0 (below 1 / max_i ||x_i||^2 for the squared losses), "
+                "learning_rate='optimal' or scaled features")
 
     def _publish(self):
         averaging = self._average_start() > 0

@@ -100,6 +100,10 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         Order of the coordinates / examples.
     n_jobs : None or int, default=None
         Threads for the one-vs-rest problems (-1: all CPUs).
+    verbose : int, default=0
+        > 0: one progress line per binary problem when it is solved (passes,
+        projected-gradient spread and dual objective for ``dual_cd``; steps
+        for Pegasos).
 
     Attributes
     ----------
@@ -117,7 +121,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, C=1.0, loss="squared_hinge", solver="dual_cd", tol=1e-4, max_iter=1000,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, shrinking=True,
-                 warm_start=False, pegasos_projection=True, random_state=None, n_jobs=None):
+                 warm_start=False, pegasos_projection=True, random_state=None, n_jobs=None,
+                 verbose=0):
         self.C = C
         self.loss = loss
         self.solver = solver
@@ -131,6 +136,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.pegasos_projection = pegasos_projection
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _check_params(self):
         check_positive(self.C, "C")
@@ -192,6 +198,11 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
                     tol=float(self.tol), max_iter=int(self.max_iter),
                     shrinking=bool(self.shrinking), seed=seeds[p])
+                if self.verbose:
+                    print("LinearSVC dual_cd problem %d/%d: %d passes, projected-gradient "
+                          "spread %.3g (tol %g), dual objective %.10g"
+                          % (p + 1, n_problems, n_iter, violation, self.tol,
+                             svm_dual_objective(w, alpha, cost, self.loss)))
                 return w, alpha, n_iter, violation, 0.0
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0
@@ -202,6 +213,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 t_start=t0, n_epochs=int(self.max_iter),
                 project=bool(self.pegasos_projection),
                 radius2=2.0 * float(np.mean(cost)) / float(self.C) / lam, seed=seeds[p])
+            if self.verbose:
+                print("LinearSVC pegasos problem %d/%d: %d epochs, %d steps"
+                      % (p + 1, n_problems, int(self.max_iter), int(t)))
             return w, None, int(self.max_iter), 0.0, t
 
         results = map_threads(solve, range(n_problems), self.n_jobs)

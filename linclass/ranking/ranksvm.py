@@ -43,8 +43,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import (check_array, check_target, check_sample_weight, check_positive,
-                           check_n_features, check_is_fitted, draw_seed,
-                           check_random_state)
+                           check_n_features, check_is_fitted, draw_seed, check_random_state,
+                           single_threaded_blas)
 from ..base import BaseEstimator
 from ..exceptions import ConvergenceWarning
 
@@ -393,15 +393,19 @@ class RankSVM(BaseEstimator):
             raise ValueError("no query has two documents with different grades "
                              "(%d queries skipped); there is no preference to learn"
                              % layout.n_skipped)
-        if solver == "newton":
-            coef, n_iter, converged, objective = self._fit_newton(X, weights, layout, max_iter)
-            self.n_pairs_ = layout.n_pairs
-        else:
-            hi, lo, _ = _explicit_pairs(y, qid)
-            pair_weight = 0.5 * (weights[hi] + weights[lo])
-            coef, n_iter, converged = self._fit_dual_pairs(X, hi, lo, pair_weight, max_iter)
-            self.n_pairs_ = int(hi.shape[0])
-            objective = None
+        # numpy's threaded BLAS in the dense products would fight the caller's threads
+        with single_threaded_blas():
+            if solver == "newton":
+                coef, n_iter, converged, objective = self._fit_newton(X, weights, layout,
+                                                                      max_iter)
+                self.n_pairs_ = layout.n_pairs
+            else:
+                hi, lo, _ = _explicit_pairs(y, qid)
+                pair_weight = 0.5 * (weights[hi] + weights[lo])
+                coef, n_iter, converged = self._fit_dual_pairs(X, hi, lo, pair_weight,
+                                                               max_iter)
+                self.n_pairs_ = int(hi.shape[0])
+                objective = None
         self.coef_ = coef
         self.n_iter_ = int(n_iter)
         self.objective_ = (objective if objective is not None else
@@ -450,8 +454,10 @@ class RankSVM(BaseEstimator):
                              % np.flatnonzero(pairs[:, 0] == pairs[:, 1])[0])
         weight = check_sample_weight(pair_weight, pairs.shape[0])
         self.n_features_in_ = X.shape[1]
-        coef, n_iter, converged = self._fit_dual_pairs(
-            X, pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64), weight, max_iter)
+        with single_threaded_blas():
+            coef, n_iter, converged = self._fit_dual_pairs(
+                X, pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64), weight,
+                max_iter)
         self.coef_ = coef
         self.n_iter_ = int(n_iter)
         self.n_pairs_ = int(pairs.shape[0])

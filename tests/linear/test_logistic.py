@@ -183,3 +183,25 @@ def test_save_and_load(tmp_path):
     model.save(tmp_path / "lr.npz")
     np.testing.assert_allclose(linclass.load(tmp_path / "lr.npz").predict_proba(X),
                                model.predict_proba(X))
+
+
+def test_verbose_prints_one_progress_line_per_iteration_or_problem(capsys):
+    from linclass.linear.maxent import MaxEnt
+    from linclass.linear.svm import LinearSVC
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    quiet = LogisticRegression().fit(X, y)
+    model = LogisticRegression(verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == model.n_iter_[0] > 0
+    assert all(line.startswith("LogisticRegression lbfgs iter") for line in lines)
+    np.testing.assert_array_equal(model.coef_, quiet.coef_)
+    maxent = MaxEnt(verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == maxent.n_iter_ and lines[0].startswith("MaxEnt lbfgs iter 1:")
+    svc = LinearSVC(verbose=1).fit(X, np.arange(60) % 3)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "LinearSVC dual_cd problem %d/3" % p for p in (1, 2, 3)]
+    assert "%d passes" % svc.n_iter_ in " ".join(lines)

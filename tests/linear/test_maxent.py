@@ -137,6 +137,69 @@ def test_featuresets_like_nltk():
         np.testing.assert_allclose(ours.predict_proba(train), nltk_proba, atol=1e-6)
 
 
+def _categorical_featuresets(rng, n_samples):
+    """Every example carries every attribute name (the usual NLTK case)."""
+    values = rng.integers(0, 4, size=(n_samples, 5))
+    score = (values[:, 0] == 1) + 1.0 * (values[:, 1] >= 2) - (values[:, 2] == 3) \
+        + rng.normal(0, 0.6, n_samples)
+    labels = np.where(score > 0.5, "a", np.where(score > -0.3, "b", "c"))
+    return [{"x%d" % j: "v%d" % values[i, j] for j in range(5)}
+            for i in range(n_samples)], labels
+
+
+def test_gis_default_constant_matches_nltk_when_every_example_has_every_attribute():
+    nltk_classify = pytest.importorskip("nltk.classify")
+    rng = np.random.default_rng(11)
+    train, labels = _categorical_featuresets(rng, 120)
+    test, _ = _categorical_featuresets(rng, 60)
+    test += [{"x0": "unseen", "x1": "v0", "x2": "v1", "x3": "v2", "x4": "v3"}]
+    # the gold candidate of every example reaches the largest feature total (5):
+    # C = 5 would leave the correction feature unattested and pin it at -inf
+    ours = MaxEnt("gis", max_iter=9, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ours.fit(train, labels)
+    assert ours.correction_[0] == 6.0 and np.isfinite(ours.correction_[1])
+    theirs = nltk_classify.MaxentClassifier.train(list(zip(train, labels)), algorithm="gis",
+                                                  max_iter=10, trace=0)
+    for featuresets in (train, test):
+        nltk_proba = np.array([[theirs.prob_classify(fs).prob(c) for c in ours.classes_]
+                               for fs in featuresets])
+        np.testing.assert_allclose(ours.predict_proba(featuresets), nltk_proba, atol=1e-6)
+    assert np.all(np.isfinite(ours.decision_function(test)))
+
+
+def test_gis_default_constant_keeps_the_tightest_bound_when_it_is_attested():
+    X, y = _indicator_problem()
+    model = MaxEnt("gis", max_iter=5, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    assert model.correction_[0] == X.sum(axis=1).max()
+
+
+def test_featureset_fast_encoding_equals_item_by_item_encoding():
+    rng = np.random.default_rng(12)
+    train, labels = _categorical_featuresets(rng, 80)
+    numeric = [{name: float(value[1:]) + 0.5 for name, value in fs.items()} for fs in train]
+    # numpy scalars take the item-by-item path, Python values the bulk path
+    slow_numeric = [{name: np.float64(v) for name, v in fs.items()} for fs in numeric]
+    slow_indicators = [{name: np.str_(v) for name, v in fs.items()} for fs in train]
+    for fast, slow in ((numeric, slow_numeric), (train, slow_indicators)):
+        a = MaxEnt(prior_variance=1.0).fit(fast, labels)
+        b = MaxEnt(prior_variance=1.0).fit(slow, labels)
+        assert a.vocabulary_ == b.vocabulary_
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.predict_proba(slow), b.predict_proba(fast))
+    mixed = [dict(fs, size=1.5) for fs in train]
+    model = MaxEnt(prior_variance=1.0).fit(mixed, labels)
+    assert ("size", "a") in model.vocabulary_ and ("x0", "v1", "a") in model.vocabulary_
+    with pytest.raises(ValueError, match="example 3: feature 'x1' has the value nan"):
+        MaxEnt().fit(numeric[:3] + [dict(numeric[3], x1=float("nan"))] + numeric[4:], labels)
+    with pytest.raises(ValueError, match="example 2 is a list"):
+        MaxEnt().fit(train[:2] + [["x0"]] + train[3:], labels)
+
+
 def test_convergence_warning_and_bad_input():
     X, y = _indicator_problem()
     with pytest.warns(ConvergenceWarning):

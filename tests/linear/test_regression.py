@@ -50,6 +50,44 @@ def test_ridge_more_features_than_samples():
     np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("shape, sparse, expected", [
+    ((80, 10), False, "primal"), ((15, 40), False, "dual"),
+    ((80, 10), True, "primal"), ((15, 40), True, "cg_dual"),
+    ((1200, 1001), True, "cg")])
+def test_ridge_auto_solver_by_shape_and_sparsity(shape, sparse, expected):
+    from linclass.linear.least_squares import ridge_solver
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=shape) * (rng.random(shape) < 0.05)
+    X = sp.csr_matrix(X) if sparse else X
+    assert ridge_solver(X, "auto") == expected
+    assert ridge_solver(X, "cg") == ("cg" if shape[1] <= shape[0] else "cg_dual")
+    assert ridge_solver(X, "cholesky") == ("primal" if shape[1] <= shape[0] else "dual")
+
+
+@pytest.mark.parametrize("shape", [(80, 10), (15, 40)])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_every_ridge_path_solves_the_normal_equations(shape, sparse, weighted, fit_intercept):
+    # auto (syrk Gram, sparse Gram or CG), cholesky and cg against the closed form
+    # of the weighted, centred problem, and against scikit-learn
+    X, y, sw = _data(n=shape[0], d=shape[1], seed=6, sparse=sparse)
+    sw = sw if weighted else np.ones(shape[0])
+    Xd = X.toarray() if sparse else X
+    mu = sw @ Xd / sw.sum() if fit_intercept else np.zeros(shape[1])
+    ybar = sw @ y / sw.sum() if fit_intercept else 0.0
+    A = np.sqrt(sw)[:, None] * (Xd - mu)
+    exact = np.linalg.solve(A.T @ A + 0.7 * np.eye(shape[1]), A.T @ (np.sqrt(sw) * (y - ybar)))
+    peer = skl.Ridge(alpha=0.7, fit_intercept=fit_intercept, tol=1e-12).fit(
+        X, y, sample_weight=sw)
+    for solver in ("auto", "cholesky", "cg"):
+        ours = Ridge(alpha=0.7, solver=solver, tol=1e-13, fit_intercept=fit_intercept).fit(
+            X, y, sample_weight=sw if weighted else None)
+        np.testing.assert_allclose(ours.coef_, exact, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_lasso_equals_sklearn(sparse):
     X, y, sw = _data(sparse=sparse, seed=3)

@@ -155,10 +155,46 @@ def test_divergence_is_reported_not_nan():
     X = X * 10.0
     model = SGDClassifier(loss="squared", learning_rate="constant", eta0=10.0,
                           penalty=None, tol=None, max_iter=50, random_state=0)
-    with pytest.raises(SGDDivergenceError, match="diverged"):
+    with pytest.raises(SGDDivergenceError, match="diverged.*smaller eta0.*'optimal'"):
         model.fit(X, y)
     assert not hasattr(model, "coef_")
     assert issubclass(SGDDivergenceError, ValueError)
+    # with the optimal schedule the message recommends the other schedules
+    huge = SGDClassifier(loss="logistic", tol=None, max_iter=2, random_state=0)
+    with pytest.raises(SGDDivergenceError, match="optimal.*use learning_rate='constant' or "
+                                                 "'invscaling'"):
+        huge.fit(X * 1e300, y)
+
+
+def _squared_loss_optimum(X, ysign, loss, alpha):
+    """min alpha/2 ||w||^2 + mean L(y (w.x + b)) by scipy (reference)."""
+    from scipy.optimize import minimize
+    n = len(ysign)
+
+    def objective(v):
+        w, b = v[:-1], v[-1]
+        r = 1 - ysign * (X @ w + b)
+        if loss == "squared_hinge":
+            r = np.maximum(r, 0)
+        g = -2 * r * ysign / n
+        return alpha / 2 * w @ w + np.mean(r * r), np.append(alpha * w + X.T @ g, g.sum())
+
+    return minimize(objective, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
+                    options={"maxiter": 5000, "gtol": 1e-12}).fun
+
+
+@pytest.mark.parametrize("loss", ["squared", "squared_hinge"])
+def test_squared_losses_converge_with_the_default_optimal_schedule(loss):
+    # Bottou's t0 alone starts at 10 / 22 here: every step overshoots (||x||^2 ~ 14)
+    rng = np.random.default_rng(3)
+    X = (rng.random((600, 40)) < 0.3).astype(float)
+    ysign = np.where(X[:, :5].sum(axis=1) + rng.normal(0, 0.7, 600) > 1.5, 1.0, -1.0)
+    model = SGDClassifier(loss=loss, random_state=0, average=True, tol=None,
+                          max_iter=30).fit(X, ysign)
+    optimum = _squared_loss_optimum(X, ysign, loss, 1e-4)
+    assert model.objective(X, ysign)[0] <= 1.03 * optimum
+    plain = SGDClassifier(loss=loss, random_state=0).fit(sp.csr_matrix(X), ysign)
+    assert plain.objective(X, ysign)[0] <= 1.25 * optimum
 
 
 # ------------------------------------------- partial_fit, stopping --

@@ -263,3 +263,28 @@ def test_save_and_load_round_trip(tmp_path):
         assert again.get_params() == model.get_params()
         np.testing.assert_array_equal(again.predict(X), model.predict(X))
         assert again.n_skipped_queries_ == model.n_skipped_queries_
+
+
+@pytest.mark.parametrize("solver", ["newton", "pairs"])
+def test_solvers_run_with_one_blas_thread(monkeypatch, solver):
+    # numpy's threaded BLAS inside the dense products would oversubscribe the
+    # caller's cores (RankSVM took 1.6-8 s instead of 0.5 s next to other work)
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen = []
+    method = "_fit_newton" if solver == "newton" else "_fit_dual_pairs"
+    original = getattr(RankSVM, method)
+
+    def spy(self, *args, **kwargs):
+        seen.append([info["num_threads"] for info in threadpoolctl.threadpool_info()
+                     if info["user_api"] == "blas"])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RankSVM, method, spy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5))
+    y = np.round(X @ rng.normal(size=5)).clip(-2, 2)
+    model = RankSVM(C=0.1, solver=solver, random_state=0).fit(X, y)
+    assert seen and all(n == 1 for n in seen[0])
+    reference = RankSVM(C=0.1, solver=solver, random_state=0)
+    monkeypatch.setattr(RankSVM, method, original)
+    assert reference.fit(X, y).objective_ == pytest.approx(model.objective_, rel=1e-12)
