@@ -374,12 +374,12 @@ def case_ud(data_dir, quick, rows, pycrfsuite, repeat):
     Ydv = [s.column("upos") for s in dev]
     epochs, dev_acc = epochs_on_dev(
         lambda n, rng: SequenceTagger(features="pos", max_iter=n, random_state=rng, order=2),
-        Xtr, Ytr, Xdv, Ydv, metrics.token_accuracy, 15)
+        Xtr, Ytr, Xdv, Ydv, metrics.token_accuracy, 12)
     case_generic("UD EWT UPOS, order 2, %d ep (dev)" % epochs, "EWT train %d sent" % len(Xtr),
                  Xtr, Ytr, Xte, Yte, POS_TEMPLATE, crfsuite_pos_features, _acc, quick, rows,
                  pycrfsuite, 1, epochs=epochs, order=2,
                  note="; linclass second-order transitions, %d epochs chosen on dev (dev acc "
-                      "%.2f, epochs 1-15); peer first order, 10 epochs" % (epochs, 100 * dev_acc))
+                      "%.2f, epochs 1-12); peer first order, 10 epochs" % (epochs, 100 * dev_acc))
 
 
 def case_ner(data_dir, quick, rows, pycrfsuite, repeat, lang):
@@ -397,12 +397,12 @@ def case_ner(data_dir, quick, rows, pycrfsuite, repeat, lang):
     def dev_epochs(features, X, Xd):
         return epochs_on_dev(
             lambda n, rng: SequenceTagger(features=features, max_iter=n, random_state=rng),
-            X, Ytr, Xd, Ydv, _f1, 20)
+            X, Ytr, Xd, Ydv, _f1, 15)
     epochs, dev_f1 = dev_epochs(CONLL2002_NER, Xtr, Xdv)
     case_generic("NER %s tutorial features, %d ep (dev)" % (lang, epochs), data,
                  Xtr, Ytr, Xte, Yte, CONLL2002_NER, crfsuite_ner_features, _ef1, quick, rows,
                  pycrfsuite, 1, epochs=epochs,
-                 note="; linclass epochs chosen on testa (F1 %.2f, epochs 1-20); peer 10 epochs"
+                 note="; linclass epochs chosen on testa (F1 %.2f, epochs 1-15); peer 10 epochs"
                       % (100 * dev_f1, ))
     words = [[w for w, _ in s] for s in Xtr]
     for label, template, X, columns, Xd, Xt in (
@@ -414,7 +414,7 @@ def case_ner(data_dir, quick, rows, pycrfsuite, repeat, lang):
                      X, Ytr, Xt, Yte, template, template_peer_features(template, columns, X),
                      _ef1, quick, rows, pycrfsuite, 1, epochs=epochs,
                      note="; the same template features on both sides; linclass epochs chosen "
-                          "on testa (F1 %.2f, epochs 1-20); peer 10 epochs" % (100 * dev_f1, ))
+                          "on testa (F1 %.2f, epochs 1-15); peer 10 epochs" % (100 * dev_f1, ))
 
 
 def case_demo(rows):

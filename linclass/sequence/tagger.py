@@ -333,7 +333,9 @@ class SequenceTagger(BaseEstimator):
         U = state["sums"]
         n_sent = len(offsets) - 1
         rng = _validation.check_random_state(self.random_state)
-        order = np.arange(n_sent, dtype=np.int32)
+        order = state.get("order")
+        if order is None or len(order) != n_sent:
+            order = state["order"] = np.arange(n_sent, dtype=np.int32)
         converged = False
         self._mix_buffers = None
         for epoch in range(max_iter):

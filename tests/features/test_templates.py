@@ -218,7 +218,7 @@ def test_transforms_match_reference():
     (CRFSUITE_CHUNKING, ("w", "pos"), "pad"),
     (CONLL2002_NER, ("w", "pos"), "drop"),
     (NER_TEMPLATE, ("w", "pos"), "drop"),
-    (NER_WORD_TEMPLATE, ("w",), "pad"),
+    (NER_WORD_TEMPLATE, ("w", "pos"), "pad"),
     ("bias w[-3]|pos[3] len(w[0])|isupper(w[1])|pos[-1]", ("w", "pos"), "pad"),
 ])
 def test_matches_reference_on_random_sentences(template, columns, boundary):
@@ -500,6 +500,8 @@ def test_partial_fit_transform_grows_like_one_fit(template):
     if template is None:
         sentences = [[["w=" + w, "p=" + p] for w, p in s] for s in sentences]
     a, b = sentences[:20], sentences[20:]
+    if template is None:                           # attributes unseen in a
+        b = [[tok + ["x=%d" % i] for tok in s] for i, s in enumerate(b)]
     grown = FeatureTemplate(template, ("w", "pos"))
     grown.fit(a)
     n_before = grown.n_features_

@@ -68,12 +68,12 @@ def test_pos_tagger_on_bundled_ud_beats_baseline(ud):
     assert acc > 0.85
 
 
-def test_n_jobs_gives_same_predictions(ud):
-    (Xtr, Ytr), (Xte, _) = ud
-    a = SequenceTagger(features="pos", max_iter=2, random_state=0).fit(Xtr, Ytr)
-    b = SequenceTagger(features="pos", max_iter=2, random_state=0, n_jobs=2).fit(Xtr, Ytr)
-    big = Xte * 3
-    assert a.predict(big) == b.predict(big)
+def test_n_jobs_training_is_a_close_model(ud):
+    (Xtr, Ytr), (Xte, Yte) = ud
+    a = SequenceTagger(features="pos", max_iter=3, random_state=0).fit(Xtr, Ytr)
+    b = SequenceTagger(features="pos", max_iter=3, random_state=0, n_jobs=2).fit(Xtr, Ytr)
+    assert not np.array_equal(a.emission_, b.emission_)     # parameter mixing: another model
+    assert abs(a.score(Xte, Yte) - b.score(Xte, Yte)) < 0.03
 
 
 def test_fit_is_reproducible_and_shuffle_matters(ud):
@@ -217,26 +217,29 @@ def test_one_sentence_to_predict_is_refused_clearly():
 # -- partial_fit grows the vocabulary --------------------------------------------------
 def test_partial_fit_grows_the_vocabulary():
     X, Y = toy_corpus()
-    tagger = SequenceTagger(features="w[0]", max_iter=5, random_state=0).fit(X[:30], Y[:30])
+    tagger = SequenceTagger(features="w[0]", max_iter=5, random_state=0,
+                            average=False).fit(X[:30], Y[:30])
     new = [[("the",), ("emu",), ("runs",)]] * 5
     assert tagger.predict(new)[0][1] != "NOUN" or "w[0]=emu" not in \
         tagger.features_.get_feature_names_out()
     n_before = tagger.n_features_
-    tagger.partial_fit(new, [["DET", "NOUN", "VERB"]] * 5, max_iter=3)
+    tagger.partial_fit(new, [["DET", "NOUN", "VERB"]] * 5, max_iter=5)
     names = list(tagger.features_.get_feature_names_out())
     assert tagger.n_features_ == n_before + 1 == len(names) and names[-1] == "w[0]=emu"
     assert tagger.emission_.shape == (n_before + 1, len(tagger.classes_))
     assert tagger.predict([[("a",), ("emu",)]]) == [["DET", "NOUN"]]
 
 
-def test_partial_fit_epochs_equal_one_fit():
-    X, Y = toy_corpus(80, seed=2)
+def test_partial_fit_epochs_equal_one_fit(ud):
+    (X, Y), _ = ud
+    X, Y = X[:200], Y[:200]
     full = SequenceTagger(features="w[0] w[-1]", max_iter=4,
                           random_state=np.random.default_rng(7)).fit(X, Y)
     part = SequenceTagger(features="w[0] w[-1]", max_iter=1,
                           random_state=np.random.default_rng(7)).fit(X, Y)
     for _ in range(3):
         part.partial_fit(X, Y, max_iter=1)
+    assert full.n_iter_ == 4 and all(h["sentence_errors"] for h in full.history_)
     for a, b in zip((full.emission_, full.transitions_, full.start_, full.stop_),
                     (part.emission_, part.transitions_, part.start_, part.stop_)):
         np.testing.assert_array_equal(a, b)
