@@ -174,13 +174,26 @@ _UNKNOWN = -3
 
 
 # -- transforms (str -> str), applied once per distinct value ----------------
+class _ShapeTable(dict):
+    """``str.translate`` table of the shape transform, filled one character at a time."""
+
+    def __missing__(self, code):
+        c = chr(code)
+        value = self[code] = ("X" if c.isupper() else "x" if c.islower() else
+                              "d" if c.isdigit() else c)
+        return value
+
+
+_SHAPE_TABLE = _ShapeTable()
+_RUNS = re.compile(r"(.)\1+", re.DOTALL)
+
+
 def _shape(s):
-    return "".join("X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
-                   for c in s)
+    return s.translate(_SHAPE_TABLE)
 
 
 def _shortshape(s):
-    return "".join(k for k, _ in itertools.groupby(_shape(s)))
+    return _RUNS.sub(r"\1", s.translate(_SHAPE_TABLE))
 
 
 _TRANSFORMS = {
@@ -646,6 +659,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         self._table = None
         self._space_index = None
         self._attribute_index = None
+        self._type_cache = None
         compiled = self._compiled()
         sentences = _as_sentence_list(sentences)
         if not sentences:
@@ -737,15 +751,43 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         lengths, column_values = _column_values(sentences, list(self.columns),
                                                 compiled.used_columns)
         n_tokens = int(lengths.sum())
-        local = {c: _type_ids(v) for c, v in column_values.items()}
+        type_index = {}
+        local = {c: _type_ids(v, type_index.setdefault(c, [])) for c, v in column_values.items()}
         values = np.empty((len(compiled.spaces), n_tokens), dtype=np.int64)
+        cache = getattr(self, "_type_cache", None) if not (fitting or grow) else None
         if fitting:
             self.space_values_ = []
             self._space_index = [] if self.n_hash is None else None
         else:
             self._space_index_ready()
+        self._type_cache = None
+        space_ids = []
         for s, (c, transforms) in enumerate(compiled.spaces):
             types, type_ids = local[c]
+            if cache is not None:
+                # types seen in fit: their ids from the cache; the transforms run on new ones
+                known_index, known_ids = cache[0][c], cache[1][s]
+                rows = np.fromiter(map(known_index.get, types, itertools.repeat(-1, len(types))),
+                                   dtype=np.int64, count=len(types))
+                ids = np.empty(len(types), dtype=np.int64)
+                seen = rows >= 0
+                ids[seen] = known_ids[rows[seen]]
+                new = np.flatnonzero(~seen)
+                if len(new):
+                    f = _compose(transforms)
+                    derived = [types[i] for i in new]
+                    if f is not None:
+                        derived = list(map(f, derived))
+                    if self.n_hash is not None:
+                        ids[new] = np.fromiter(map(_stable_hash, derived), dtype=np.int64,
+                                               count=len(derived))
+                    else:
+                        get = self._space_index[s].get
+                        ids[new] = np.fromiter(
+                            map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
+                            dtype=np.int64, count=len(derived))
+                values[s] = ids[type_ids]
+                continue
             f = _compose(transforms)
             derived = types if f is None else list(map(f, types))
             if self.n_hash is not None:
@@ -761,6 +803,12 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                 ids = np.fromiter(map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
                                   dtype=np.int64, count=len(derived))
             values[s] = ids[type_ids]
+            space_ids.append(ids)
+        if fitting:
+            # the training types' ids per space, so transform skips their transforms
+            self._type_cache = ({c: type_index[c][0] for c in type_index}, space_ids)
+        elif cache is not None:
+            self._type_cache = cache
         return self._extract(compiled, values, lengths, n_tokens, fitting, grow)
 
     def _space_index_ready(self):
@@ -920,10 +968,12 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         self._table = None
         self._space_index = None
         self._attribute_index = None
+        self._type_cache = None
 
     def __getstate__(self):
         state = super().__getstate__()
-        for k in ("_table", "_compiled_cache", "_space_index", "_attribute_index"):
+        for k in ("_table", "_compiled_cache", "_space_index", "_attribute_index",
+                  "_type_cache"):
             state.pop(k, None)                   # caches, rebuilt on demand
         return state
 
@@ -933,3 +983,4 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         self._table = None
         self._space_index = None
         self._attribute_index = None
+        self._type_cache = None
