@@ -52,13 +52,14 @@ def _check_not_one_sentence(X, n_columns):
     """Multi-column tokens: ``X`` given as one sentence of tuples is refused clearly."""
     if n_columns < 2:
         return
-    for i, sent in enumerate(X):
-        if len(sent) and all(isinstance(v, str) for v in sent) and \
-                not any(isinstance(v, (tuple, list)) for s in X for v in s):
-            raise ValueError("X must be a list of sentences of %d-column tokens, but X[%d] is "
-                             "a tuple of strings (%r...): X looks like one sentence; pass "
-                             "[sentence], or use predict_single(sentence)"
-                             % (n_columns, i, sent[0]))
+    for i, sent in enumerate(X):          # the first non-empty sentence decides
+        if len(sent):
+            if all(isinstance(v, str) for v in sent):
+                raise ValueError("X must be a list of sentences of %d-column tokens, but X[%d] "
+                                 "is a tuple of strings (%r...): X looks like one sentence; "
+                                 "pass [sentence], or use predict_single(sentence)"
+                                 % (n_columns, i, sent[0]))
+            return
 
 
 def _encode_label_sequences(Y, X, classes=None):
