@@ -52,6 +52,13 @@ NOTES = [
     "decoding in 2 threads (labels identical to n_jobs=1).",
     "'(dev)' rows choose the number of epochs on the dev set (UD dev, CoNLL-2002 testa), "
     "never on the test set.",
+    "Where the time goes (CoNLL-2000 chunking, CPU seconds by stage, process_time, loaded "
+    "machine, 2026-12-01): read_conll 0.39, token tuples 0.23, label codes 0.08, template "
+    "features of the training set 0.93 (cProfile: 60% the Cython key-table pass over 3.8M "
+    "token x template keys, 20% type ids of the columns, 15% column checks/lists), 10 epochs "
+    "2.9 (the first epoch ~1.5x a later one: page faults of the 335674 x 22 weight and sum "
+    "arrays); decoding the test set from raw tokens: features 0.175, Viterbi 0.054 -- "
+    "feature extraction is 3/4 of decoding and 1/4 of file-to-model.",
 ]
 
 
