@@ -14,9 +14,11 @@ Cases (data in ``<data>``; see each folder's README):
     vs CRFsuite ``Tagger.tag`` on string features built beforehand;
   - ``viterbi kernel``: tokens/s of the Cython Viterbi on extracted features.
   Quality: chunk F1 (conlleval, IOB2) on the test set.
-* UD English EWT UPOS with a standard POS template, 10 epochs: accuracy.
+* UD English EWT UPOS with a standard POS template, 10 epochs: accuracy; then
+  second-order transitions with the epochs chosen on UD dev.
 * CoNLL-2002 NER (esp, ned) with the sklearn-crfsuite tutorial features:
-  entity F1 on testb.
+  entity F1 on testb (10 epochs; then epochs chosen on testa), and the
+  ``ner`` template (words+POS, words only) with CRFsuite on the same features.
 
 The structural SVM tagger has its own suite, ``bench_sequence_ssvm.py``.
 """
@@ -34,7 +36,8 @@ import _harness  # noqa: E402
 from linclass import metrics  # noqa: E402
 from linclass.datasets import read_conll  # noqa: E402
 from linclass.features import FeatureTemplate  # noqa: E402
-from linclass.features.templates import CONLL2002_NER, CRFSUITE_CHUNKING, POS_TEMPLATE  # noqa: E402
+from linclass.features.templates import (CONLL2002_NER, CRFSUITE_CHUNKING,  # noqa: E402
+                                         NER_TEMPLATE, NER_WORD_TEMPLATE, POS_TEMPLATE)
 from linclass.sequence import SequenceTagger  # noqa: E402
 
 EPOCHS = 10
@@ -44,6 +47,18 @@ NOTES = [
     "train/decode ratios exclude feature building on the CRFsuite side (its string features "
     "are built once, outside the timer); 'file-to-model' includes everything on both sides.",
     "F1 is conlleval's chunk/entity F1 (IOB2), accuracy is token accuracy.",
+    "n_jobs=2 rows: training by iterative parameter mixing (2 shards per epoch, weights "
+    "averaged after each epoch; deterministic for a seed, a different model than n_jobs=1); "
+    "decoding in 2 threads (labels identical to n_jobs=1).",
+    "'(dev)' rows choose the number of epochs on the dev set (UD dev, CoNLL-2002 testa), "
+    "never on the test set.",
+    "Where the time goes (CoNLL-2000 chunking, CPU seconds by stage, process_time, loaded "
+    "machine, 2026-12-01): read_conll 0.39, token tuples 0.23, label codes 0.08, template "
+    "features of the training set 0.93 (cProfile: 60% the Cython key-table pass over 3.8M "
+    "token x template keys, 20% type ids of the columns, 15% column checks/lists), 10 epochs "
+    "2.9 (the first epoch ~1.5x a later one: page faults of the 335674 x 22 weight and sum "
+    "arrays); decoding the test set from raw tokens: features 0.175, Viterbi 0.054 -- "
+    "feature extraction is 3/4 of decoding and 1/4 of file-to-model.",
 ]
 
 
@@ -244,6 +259,24 @@ def case_chunking(data_dir, quick, rows, pycrfsuite, repeat):
                                           repeat)
     f1_peer = _f1(Yte, Pp)
     q_peer, q_lc = "F1 %.2f" % (100 * f1_peer), "F1 %.2f" % (100 * f1_lc)
+
+    # the same with two threads (parameter mixing in training, threaded Viterbi)
+    def fit_tagger2():
+        return SequenceTagger(features="chunking", max_iter=EPOCHS, random_state=0,
+                              n_jobs=2).fit(Xtr, Ytr)
+    t_lc2_total, tagger2 = _harness.median_time(fit_tagger2, repeat)
+    f1_lc2 = _f1(Yte, tagger2.predict(Xte))
+
+    def file_to_model2():
+        X, Y = _read(train_path, (0, 1), 2)
+        return SequenceTagger(features="chunking", max_iter=EPOCHS, random_state=0,
+                              n_jobs=2).fit(X, Y)
+    t_lc2_file, _ = _harness.median_time(file_to_model2, repeat)
+    tagger.set_params(n_jobs=2)
+    t_lc2_dec, P2 = _harness.median_time(lambda: tagger.predict(Xte), repeat)
+    tagger.set_params(n_jobs=1)
+    same = "identical labels" if P2 == P else "LABELS DIFFER"
+    q_lc2 = "F1 %.2f" % (100 * f1_lc2)
     rows.append(_harness.make_row("chunking train (10 ep)", data, peer, t_peer_train, t_lc_train,
                                   q_peer, q_lc))
     rows.append(_harness.make_row("chunking file-to-model", data, peer, t_peer_file, t_lc_file,
@@ -259,12 +292,51 @@ def case_chunking(data_dir, quick, rows, pycrfsuite, repeat):
     rows.append(_harness.make_row(
         "Viterbi kernel only", "CoNLL-2000 test (%d tok)" % n_test_tok, None, None, t_kernel,
         None, "%.2fM tok/s" % (n_test_tok / t_kernel / 1e6)))
+    rows.append(_harness.make_row("chunking train (10 ep), n_jobs=2", data, peer, t_peer_train,
+                                  t_lc2_total - t_feat, q_peer, q_lc2,
+                                  note="iterative parameter mixing over 2 threads"))
+    rows.append(_harness.make_row("chunking file-to-model, n_jobs=2", data, peer, t_peer_file,
+                                  t_lc2_file, q_peer, q_lc2))
+    rows.append(_harness.make_row(
+        "chunking decode test, n_jobs=2", "CoNLL-2000 test (%d tok)" % n_test_tok, peer,
+        t_peer_dec, t_lc2_dec, "%.0f tok/s" % (n_test_tok / t_peer_dec),
+        "%.0f tok/s" % (n_test_tok / t_lc2_dec), note=same + " to n_jobs=1"))
+
+
+def epochs_on_dev(make_tagger, Xtr, Ytr, Xdev, Ydev, score, max_epochs):
+    """The epoch count (1..max_epochs) with the best ``score`` on the dev set.
+
+    One run, continued one epoch at a time with ``partial_fit`` (the same
+    shuffles and averaging as ``fit(max_iter=n)`` with that seed).
+    """
+    tagger = make_tagger(1, np.random.default_rng(0)).fit(Xtr, Ytr)
+    best, best_epoch = score(Ydev, tagger.predict(Xdev)), 1
+    for epoch in range(2, max_epochs + 1):
+        tagger.partial_fit(Xtr, Ytr, max_iter=1)
+        value = score(Ydev, tagger.predict(Xdev))
+        if value > best:
+            best, best_epoch = value, epoch
+    return best_epoch, best
+
+
+def template_peer_features(template, columns, Xtr):
+    """CRFsuite string features equal to linclass's template features (the feature names)."""
+    ft = FeatureTemplate(template, columns=columns)
+    ft.fit(Xtr)
+    names = ft.get_feature_names_out()
+
+    def build(sent):
+        X, _ = ft.transform([sent])
+        return [names[X.indices[X.indptr[t]:X.indptr[t + 1]]].tolist()
+                for t in range(X.shape[0])]
+    return build
 
 
 def case_generic(name, data, Xtr, Ytr, Xte, Yte, template, peer_features, quality, quick, rows,
-                 pycrfsuite, repeat):
+                 pycrfsuite, repeat, epochs=EPOCHS, order=1, note=""):
     t_lc, tagger = _harness.median_time(
-        lambda: SequenceTagger(features=template, max_iter=EPOCHS, random_state=0).fit(Xtr, Ytr),
+        lambda: SequenceTagger(features=template, max_iter=epochs, random_state=0,
+                               order=order).fit(Xtr, Ytr),
         repeat)
     q_lc = quality(Yte, tagger.predict(Xte))
     if pycrfsuite is None:
@@ -280,7 +352,8 @@ def case_generic(name, data, Xtr, Ytr, Xte, Yte, template, peer_features, qualit
     Pp = crfsuite_tag(pycrfsuite, model_path, [peer_features(x) for x in Xte])
     rows.append(_harness.make_row(name, data, "python-crfsuite ap", float(np.median(times)), t_lc,
                                   quality(Yte, Pp), q_lc,
-                                  note="train times; linclass includes its feature extraction"))
+                                  note="train times; linclass includes its feature extraction"
+                                  + note))
 
 
 def _acc(Y, P):
@@ -301,15 +374,73 @@ def case_ud(data_dir, quick, rows, pycrfsuite, repeat):
     Yte = [s.column("upos") for s in te]
     case_generic("UD EWT UPOS (10 ep)", "EWT train %d sent" % len(Xtr), Xtr, Ytr, Xte, Yte,
                  POS_TEMPLATE, crfsuite_pos_features, _acc, quick, rows, pycrfsuite, repeat)
+    if quick:
+        return
+    dev = read_conll(folder / "en_ewt-ud-dev.conllu.gz")
+    Xdv = [[(w,) for w in s.column("form")] for s in dev]
+    Ydv = [s.column("upos") for s in dev]
+    epochs, dev_acc = epochs_on_dev(
+        lambda n, rng: SequenceTagger(features="pos", max_iter=n, random_state=rng, order=2),
+        Xtr, Ytr, Xdv, Ydv, metrics.token_accuracy, 12)
+    case_generic("UD EWT UPOS, order 2, %d ep (dev)" % epochs, "EWT train %d sent" % len(Xtr),
+                 Xtr, Ytr, Xte, Yte, POS_TEMPLATE, crfsuite_pos_features, _acc, quick, rows,
+                 pycrfsuite, 1, epochs=epochs, order=2,
+                 note="; linclass second-order transitions, %d epochs chosen on dev (dev acc "
+                      "%.2f, epochs 1-12); peer first order, 10 epochs" % (epochs, 100 * dev_acc))
 
 
 def case_ner(data_dir, quick, rows, pycrfsuite, repeat, lang):
     folder = data_dir / "conll2002_ner"
     Xtr, Ytr = _read(folder / ("%s.train.gz" % lang), (0, 1), 2)
     Xte, Yte = _read(folder / ("%s.testb.gz" % lang), (0, 1), 2)
-    case_generic("CoNLL-2002 NER %s (10 ep)" % lang, "%s train %d sent" % (lang, len(Xtr)),
+    data = "%s train %d sent" % (lang, len(Xtr))
+    case_generic("CoNLL-2002 NER %s (10 ep)" % lang, data,
                  Xtr, Ytr, Xte, Yte, CONLL2002_NER, crfsuite_ner_features, _ef1, quick, rows,
                  pycrfsuite, repeat)
+    if quick:
+        return
+    Xdv, Ydv = _read(folder / ("%s.testa.gz" % lang), (0, 1), 2)
+
+    def dev_epochs(features, X, Xd):
+        return epochs_on_dev(
+            lambda n, rng: SequenceTagger(features=features, max_iter=n, random_state=rng),
+            X, Ytr, Xd, Ydv, _f1, 15)
+    epochs, dev_f1 = dev_epochs(CONLL2002_NER, Xtr, Xdv)
+    case_generic("NER %s tutorial features, %d ep (dev)" % (lang, epochs), data,
+                 Xtr, Ytr, Xte, Yte, CONLL2002_NER, crfsuite_ner_features, _ef1, quick, rows,
+                 pycrfsuite, 1, epochs=epochs,
+                 note="; linclass epochs chosen on testa (F1 %.2f, epochs 1-15); peer 10 epochs"
+                      % (100 * dev_f1, ))
+    words = [[w for w, _ in s] for s in Xtr]
+    for label, template, X, columns, Xd, Xt in (
+            ("words+POS", NER_TEMPLATE, Xtr, ("w", "pos"), Xdv, Xte),
+            ("words only", NER_WORD_TEMPLATE, words, ("w",),
+             [[w for w, _ in s] for s in Xdv], [[w for w, _ in s] for s in Xte])):
+        epochs, dev_f1 = dev_epochs("ner", X, Xd)
+        case_generic("NER %s 'ner' template (%s), %d ep (dev)" % (lang, label, epochs), data,
+                     X, Ytr, Xt, Yte, template, template_peer_features(template, columns, X),
+                     _ef1, quick, rows, pycrfsuite, 1, epochs=epochs,
+                     note="; the same template features on both sides; linclass epochs chosen "
+                          "on testa (F1 %.2f, epochs 1-15); peer 10 epochs" % (100 * dev_f1, ))
+
+
+def case_demo(rows):
+    """The tagging speed ``linclass demo`` prints: the first ``score`` after ``fit``."""
+    from linclass.datasets import load_bundled_ud_english
+    train, test = load_bundled_ud_english("train"), load_bundled_ud_english("test")
+    Xtr = [[(w,) for w in s.column("form")] for s in train]
+    Xte = [[(w,) for w in s.column("form")] for s in test]
+    Ytr, Yte = [s.column("upos") for s in train], [s.column("upos") for s in test]
+    n_tok = sum(map(len, Xte))
+    tagger = SequenceTagger(features="pos", max_iter=10, random_state=0).fit(Xtr, Ytr)
+    t0 = time.perf_counter()
+    tagger.score(Xte, Yte)                      # cold, as in the demo
+    t_cold = time.perf_counter() - t0
+    t_warm, _ = _harness.median_time(lambda: tagger.predict(Xte), 5)
+    rows.append(_harness.make_row(
+        "demo tagging (first score after fit)", "bundled EWT slice test (%d tok)" % n_tok,
+        None, None, t_cold, None, "%.0f tok/s" % (n_tok / t_cold),
+        note="warm predict on the same tokens: %.0f tok/s" % (n_tok / t_warm)))
 
 
 def run(quick, data_dir):
@@ -318,6 +449,7 @@ def run(quick, data_dir):
     repeat = _harness.n_repeats(quick)
     rows = []
     case_chunking(data_dir, quick, rows, pycrfsuite, repeat)
+    case_demo(rows)
     case_ud(data_dir, quick, rows, pycrfsuite, 1 if quick else repeat)
     for lang in ("esp", "ned"):
         case_ner(data_dir, quick, rows, pycrfsuite, 1 if quick else repeat, lang)

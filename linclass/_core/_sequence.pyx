@@ -358,7 +358,8 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                      float[::1] stop, double[::1] U_stop,
                      const int[::1] indices, const double[::1] data, const int[::1] indptr,
                      const long long[::1] sent_offsets, const int[::1] gold,
-                     const int[::1] visit_order, *, int order=1, double counter=1.0):
+                     const int[::1] visit_order, *, int order=1, double counter=1.0,
+                     unsigned char[::1] touched=None):
     """One epoch of the averaged structured perceptron, entirely without the GIL.
 
     For each sentence in `visit_order`: decode with the current weights; where
@@ -367,6 +368,8 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     transitions only where the label pair/triple differs); `U_*` accumulate
     counter * update for lazy averaging; the counter advances once per sentence.
     The averaged weights are  W - U_W / counter  (computed by the caller).
+    `touched` (optional, one byte per feature row) gets 1 at every row of `W`
+    the epoch updates (parameter mixing then visits those rows only).
 
     Returns (counter, n_sentence_errors, n_token_errors).
     """
@@ -385,6 +388,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     cdef int* pred
     cdef const int* gs
     cdef const int* gold_base = &gold[0] if gold.shape[0] > 0 else NULL
+    cdef unsigned char* touched_ptr = NULL
     n_tokens = _check_shapes(W.shape[0], K, (trans.shape[0], trans.shape[1]), start.shape[0],
                              stop.shape[0], trans2.shape[0], order, indices.shape[0],
                              data.shape[0], indptr, sent_offsets)
@@ -398,6 +402,11 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
         if visit_order[i] < 0 or visit_order[i] >= sent_offsets.shape[0] - 1:
             raise ValueError("visit_order holds sentence %d, outside [0, %d)"
                              % (visit_order[i], sent_offsets.shape[0] - 1))
+    if touched is not None:
+        if touched.shape[0] != W.shape[0]:
+            raise ValueError("touched must have one entry per row of W")
+        if touched.shape[0] > 0:
+            touched_ptr = &touched[0]
     if n_visit == 0:
         return counter, 0, 0
     max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)
@@ -427,6 +436,8 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                             v = data_ptr[p]
                             avg_add(&W[0, 0], &U_W[0, 0], f * K + g, v, c)     # W[f, g] += v
                             avg_add(&W[0, 0], &U_W[0, 0], f * K + y, -v, c)    # W[f, y] -= v
+                            if touched_ptr != NULL:
+                                touched_ptr[f] = 1
                     if differs:
                         n_sent_err += 1
                         if gs[0] != pred[0]:

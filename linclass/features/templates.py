@@ -64,7 +64,8 @@ from ..base import BaseEstimator, TransformerMixin
 from ..exceptions import NotFittedError
 
 __all__ = ["FeatureTemplate", "TemplateItem", "Atom", "parse_template",
-           "CRFSUITE_CHUNKING", "POS_TEMPLATE", "CONLL2002_NER"]
+           "CRFSUITE_CHUNKING", "POS_TEMPLATE", "CONLL2002_NER", "NER_TEMPLATE",
+           "NER_WORD_TEMPLATE", "NAMED_TEMPLATES", "named_template"]
 
 #: CRFsuite's ``example/chunking.py`` template (CoNLL-2000, columns ``w pos``):
 #: 19 conjunctions plus ``__BOS__``/``__EOS__`` at the sentence ends.
@@ -106,6 +107,60 @@ lower(w[1]) istitle(w[1]) isupper(w[1]) pos[1] prefix2(pos[1])
 __BOS__ __EOS__
 """
 
+#: Named-entity template over the word column ``w`` alone: the word, its
+#: lower case, prefixes and suffixes of length 1-4, shape, short shape and
+#: orthographic predicates, the lower-cased neighbours at +-1 and +-2, the
+#: short shapes of the neighbours at +-1 alone and joined with the current
+#: one, neighbour suffixes and word bigrams.  Named entities are signalled by
+#: capitalisation in context (``Xx Xx``), which the shape conjunctions catch
+#: and the sklearn-crfsuite tutorial features (:data:`CONLL2002_NER`) miss.
+NER_WORD_TEMPLATE = """
+bias
+w[0] lower(w[0])
+prefix1(w[0]) prefix2(w[0]) prefix3(w[0]) prefix4(w[0])
+suffix1(w[0]) suffix2(w[0]) suffix3(w[0]) suffix4(w[0])
+shape(w[0]) shortshape(w[0])
+isdigit(w[0]) istitle(w[0]) isupper(w[0]) hasdigit(w[0]) hashyphen(w[0])
+lower(w[-1]) lower(w[1]) lower(w[-2]) lower(w[2])
+shortshape(w[-1]) shortshape(w[1])
+shortshape(w[-1])|shortshape(w[0]) shortshape(w[0])|shortshape(w[1])
+suffix3(lower(w[-1])) suffix3(lower(w[1]))
+lower(w[-1])|lower(w[0]) lower(w[0])|lower(w[1])
+__BOS__ __EOS__
+"""
+
+#: :data:`NER_WORD_TEMPLATE` plus the part-of-speech column ``pos``: the tags
+#: at -1, 0, +1 and the tag bigrams around the current token (columns ``w pos``).
+NER_TEMPLATE = NER_WORD_TEMPLATE + """
+pos[0] pos[-1] pos[1] pos[-1]|pos[0] pos[0]|pos[1]
+"""
+
+#: Predefined templates by name (``SequenceTagger(features=name)``).  A name
+#: maps to one template per set of columns: ``"ner"`` is
+#: :data:`NER_TEMPLATE` when the tokens have a ``pos`` column and
+#: :data:`NER_WORD_TEMPLATE` when they have the word column alone.
+NAMED_TEMPLATES = {
+    "pos": POS_TEMPLATE,
+    "chunking": CRFSUITE_CHUNKING,
+    "ner": NER_TEMPLATE,
+    "conll2002-tutorial": CONLL2002_NER,
+}
+
+
+def named_template(name, columns):
+    """The predefined template called ``name`` for tokens with ``columns``.
+
+    Returns ``None`` when ``name`` is not a predefined name (it is then a
+    template text).  ``"ner"`` without a ``pos`` column gives
+    :data:`NER_WORD_TEMPLATE`.
+    """
+    if name not in NAMED_TEMPLATES:
+        return None
+    if name == "ner" and (columns is None or "pos" not in columns):
+        return NER_WORD_TEMPLATE
+    return NAMED_TEMPLATES[name]
+
+
 # Template item kinds (values shared with linclass._core._features).
 KIND_CONJUNCTION = 0
 KIND_BOS = 1
@@ -119,13 +174,26 @@ _UNKNOWN = -3
 
 
 # -- transforms (str -> str), applied once per distinct value ----------------
+class _ShapeTable(dict):
+    """``str.translate`` table of the shape transform, filled one character at a time."""
+
+    def __missing__(self, code):
+        c = chr(code)
+        value = self[code] = ("X" if c.isupper() else "x" if c.islower() else
+                              "d" if c.isdigit() else c)
+        return value
+
+
+_SHAPE_TABLE = _ShapeTable()
+_RUNS = re.compile(r"(.)\1+", re.DOTALL)
+
+
 def _shape(s):
-    return "".join("X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
-                   for c in s)
+    return s.translate(_SHAPE_TABLE)
 
 
 def _shortshape(s):
-    return "".join(k for k, _ in itertools.groupby(_shape(s)))
+    return _RUNS.sub(r"\1", s.translate(_SHAPE_TABLE))
 
 
 _TRANSFORMS = {
@@ -390,12 +458,31 @@ def _column_values(sentences, columns, used):
     return lengths, out
 
 
-def _type_ids(values):
-    """(distinct values in first-occurrence order, int64 id of each value)."""
+def _type_ids(values, index_out=None):
+    """(distinct values in first-occurrence order, int64 id of each value).
+
+    With ``index_out`` (a list), the value -> id dict is appended to it.
+    """
     index = collections.defaultdict()
     index.default_factory = index.__len__        # unseen value -> next id, in C
     ids = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    if index_out is not None:
+        index.default_factory = None
+        index_out.append(index)
     return list(index), ids
+
+
+def _grow_ids(values, index, known):
+    """int64 id of each value in ``index``, adding unseen values (to ``known`` too)."""
+    ids = np.empty(len(values), dtype=np.int64)
+    get = index.get
+    for k, v in enumerate(values):
+        i = get(v)
+        if i is None:
+            i = index[v] = len(known)
+            known.append(v)
+        ids[k] = i
+    return ids
 
 
 def _stable_hash(s):
@@ -572,6 +659,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         self._table = None
         self._space_index = None
         self._attribute_index = None
+        self._type_cache = None
         compiled = self._compiled()
         sentences = _as_sentence_list(sentences)
         if not sentences:
@@ -595,6 +683,33 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         if compiled is None:
             return self._attributes_transform(sentences)
         return self._template_transform(compiled, sentences, fitting=False)
+
+    def partial_fit(self, sentences, y=None):
+        """Add the features of ``sentences`` unseen so far to the vocabulary; returns self."""
+        self.partial_fit_transform(sentences)
+        return self
+
+    def partial_fit_transform(self, sentences, y=None):
+        """``(X, lengths)`` of ``sentences``, growing the vocabulary first.
+
+        Features seen before keep their ids; new ones get the next ids, in
+        first-occurrence order, so ``n_features_`` only grows (a model fitted
+        on the old columns extends its weights with zero rows).  New features
+        are kept from their first occurrence: ``min_count`` applies to the
+        first ``fit`` only.  In hashing mode (``n_hash``) this is
+        ``transform``.  Unfitted, this is ``fit_transform``.
+        """
+        if not hasattr(self, "n_features_"):
+            return self.fit_transform(sentences)
+        compiled = self._compiled()
+        sentences = _as_sentence_list(sentences)
+        if compiled is None:
+            if self.n_hash is not None:
+                return self._attributes_transform(sentences)
+            return self._attributes_grow(sentences)
+        if self.n_hash is not None:
+            return self._template_transform(compiled, sentences, fitting=False)
+        return self._template_transform(compiled, sentences, fitting=False, grow=True)
 
     def get_feature_names_out(self, input_features=None):
         """Feature name of each column of ``X`` (object array of str).
@@ -632,32 +747,77 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     feature_names_out = get_feature_names_out
 
     # -- template mode -----------------------------------------------------------
-    def _template_transform(self, compiled, sentences, fitting):
-        from .._core import _features
+    def _template_transform(self, compiled, sentences, fitting, grow=False):
         lengths, column_values = _column_values(sentences, list(self.columns),
                                                 compiled.used_columns)
         n_tokens = int(lengths.sum())
-        local = {c: _type_ids(v) for c, v in column_values.items()}
+        type_index = {}
+        local = {c: _type_ids(v, type_index.setdefault(c, [])) for c, v in column_values.items()}
         values = np.empty((len(compiled.spaces), n_tokens), dtype=np.int64)
+        cache = getattr(self, "_type_cache", None) if not (fitting or grow) else None
         if fitting:
             self.space_values_ = []
-        elif self.n_hash is None and getattr(self, "_space_index", None) is None:
-            self._space_index = [{v: i for i, v in enumerate(vals)}
-                                 for vals in self.space_values_]
+            self._space_index = [] if self.n_hash is None else None
+        else:
+            self._space_index_ready()
+        self._type_cache = None
+        space_ids = []
         for s, (c, transforms) in enumerate(compiled.spaces):
             types, type_ids = local[c]
+            if cache is not None:
+                # types seen in fit: their ids from the cache; the transforms run on new ones
+                known_index, known_ids = cache[0][c], cache[1][s]
+                rows = np.fromiter(map(known_index.get, types, itertools.repeat(-1, len(types))),
+                                   dtype=np.int64, count=len(types))
+                ids = np.empty(len(types), dtype=np.int64)
+                seen = rows >= 0
+                ids[seen] = known_ids[rows[seen]]
+                new = np.flatnonzero(~seen)
+                if len(new):
+                    f = _compose(transforms)
+                    derived = [types[i] for i in new]
+                    if f is not None:
+                        derived = list(map(f, derived))
+                    if self.n_hash is not None:
+                        ids[new] = np.fromiter(map(_stable_hash, derived), dtype=np.int64,
+                                               count=len(derived))
+                    else:
+                        get = self._space_index[s].get
+                        ids[new] = np.fromiter(
+                            map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
+                            dtype=np.int64, count=len(derived))
+                values[s] = ids[type_ids]
+                continue
             f = _compose(transforms)
             derived = types if f is None else list(map(f, types))
             if self.n_hash is not None:
                 ids = np.fromiter(map(_stable_hash, derived), dtype=np.int64, count=len(derived))
             elif fitting:
-                space_values, ids = _type_ids(derived)
+                # the value -> id dicts are kept: transform after fit needs them
+                space_values, ids = _type_ids(derived, self._space_index)
                 self.space_values_.append(space_values)
+            elif grow:
+                ids = _grow_ids(derived, self._space_index[s], self.space_values_[s])
             else:
                 get = self._space_index[s].get
                 ids = np.fromiter(map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
                                   dtype=np.int64, count=len(derived))
             values[s] = ids[type_ids]
+            space_ids.append(ids)
+        if fitting:
+            # the training types' ids per space, so transform skips their transforms
+            self._type_cache = ({c: type_index[c][0] for c in type_index}, space_ids)
+        elif cache is not None:
+            self._type_cache = cache
+        return self._extract(compiled, values, lengths, n_tokens, fitting, grow)
+
+    def _space_index_ready(self):
+        if self.n_hash is None and getattr(self, "_space_index", None) is None:
+            self._space_index = [{v: i for i, v in enumerate(vals)}
+                                 for vals in self.space_values_]
+
+    def _extract(self, compiled, values, lengths, n_tokens, fitting, grow):
+        from .._core import _features
         sentence_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=sentence_ptr[1:])
         table = None
@@ -670,7 +830,14 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             values=values, sentence_ptr=sentence_ptr, kind=compiled.kind,
             atom_ptr=compiled.atom_ptr, atom_space=compiled.atom_space,
             atom_offset=compiled.atom_offset, pad=self.boundary == "pad", table=table,
-            insert=fitting, n_hash=0 if self.n_hash is None else int(self.n_hash))
+            insert=fitting or grow, n_hash=0 if self.n_hash is None else int(self.n_hash))
+        if grow:
+            keys = table.keys_array()
+            counts = np.bincount(indices, minlength=len(keys)).astype(np.int64)
+            counts[:len(self.feature_counts_)] += self.feature_counts_
+            self.feature_keys_ = keys
+            self.feature_counts_ = counts
+            self.n_features_ = int(len(counts))
         if fitting:
             keys = table.keys_array()
             counts = np.bincount(indices, minlength=len(keys)).astype(np.int64)
@@ -743,6 +910,17 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         self._attribute_index = None
         return self._attribute_matrix(names, weights, indptr, lengths, ids)
 
+    def _attributes_grow(self, sentences):
+        lengths, names, weights, indptr = self._attribute_rows(sentences)
+        if getattr(self, "_attribute_index", None) is None:
+            self._attribute_index = {a: i for i, a in enumerate(self.attributes_)}
+        ids = _grow_ids(names, self._attribute_index, self.attributes_)
+        counts = np.bincount(ids, minlength=len(self.attributes_)).astype(np.int64)
+        counts[:len(self.feature_counts_)] += self.feature_counts_
+        self.feature_counts_ = counts
+        self.n_features_ = len(self.attributes_)
+        return self._attribute_matrix(names, weights, indptr, lengths, ids)
+
     def _attributes_transform(self, sentences):
         lengths, names, weights, indptr = self._attribute_rows(sentences)
         if self.n_hash is not None:
@@ -790,10 +968,12 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         self._table = None
         self._space_index = None
         self._attribute_index = None
+        self._type_cache = None
 
     def __getstate__(self):
         state = super().__getstate__()
-        for k in ("_table", "_compiled_cache", "_space_index", "_attribute_index"):
+        for k in ("_table", "_compiled_cache", "_space_index", "_attribute_index",
+                  "_type_cache"):
             state.pop(k, None)                   # caches, rebuilt on demand
         return state
 
@@ -803,3 +983,4 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         self._table = None
         self._space_index = None
         self._attribute_index = None
+        self._type_cache = None

@@ -13,6 +13,8 @@ References
 ----------
 Collins, M. (2002). Discriminative training methods for hidden Markov models:
 theory and experiments with perceptron algorithms.  EMNLP.
+McDonald, R., Hall, K., Mann, G. (2010). Distributed training strategies for the
+structured perceptron.  NAACL-HLT (iterative parameter mixing, ``n_jobs > 1``).
 Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large margin
 methods for structured and interdependent output variables.  JMLR 6.
 """
@@ -33,14 +35,32 @@ _SSVM_MIN_PASSES = 30       # trainer="ssvm": fewest BCFW passes allowed by max_
 
 
 def _check_sentences(X, name="X"):
-    if isinstance(X, (str, bytes)) or not hasattr(X, "__len__"):
+    if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
         raise ValueError("%s must be a list of sentences (each a list of tokens), got %s"
                          % (name, type(X).__name__))
     for i, sent in enumerate(X):
-        if isinstance(sent, (str, bytes)) or not hasattr(sent, "__len__"):
-            raise ValueError("%s[%d] must be a list of tokens, got %s"
-                             % (name, i, type(sent).__name__))
+        if isinstance(sent, (str, bytes, dict)) or not hasattr(sent, "__len__"):
+            hint = ""
+            if isinstance(sent, (str, dict)):
+                hint = ("; %s looks like one sentence (a list of tokens): pass [sentence], "
+                        "or use predict_single(sentence)" % name)
+            raise ValueError("%s must be a list of sentences, but %s[%d] is a %s, not a list "
+                             "of tokens%s" % (name, name, i, type(sent).__name__, hint))
     return X
+
+
+def _check_not_one_sentence(X, n_columns):
+    """Multi-column tokens: ``X`` given as one sentence of tuples is refused clearly."""
+    if n_columns < 2:
+        return
+    for i, sent in enumerate(X):          # the first non-empty sentence decides
+        if len(sent):
+            if all(isinstance(v, str) for v in sent):
+                raise ValueError("X must be a list of sentences of %d-column tokens, but X[%d] "
+                                 "is a tuple of strings (%r...): X looks like one sentence; "
+                                 "pass [sentence], or use predict_single(sentence)"
+                                 % (n_columns, i, sent[0]))
+            return
 
 
 def _encode_label_sequences(Y, X, classes=None):
@@ -72,13 +92,12 @@ def _encode_label_sequences(Y, X, classes=None):
     return classes, (remap[codes] if codes.size else codes).astype(np.int32)
 
 
-def _resolve_template(spec):
-    """A template string from a predefined name ("pos", "chunking", "ner")."""
-    from ..features import templates
-    named = {"pos": templates.POS_TEMPLATE, "chunking": templates.CRFSUITE_CHUNKING,
-             "ner": templates.CONLL2002_NER}
+def _resolve_template(spec, columns):
+    """A template string from a predefined name ("pos", "chunking", "ner", ...)."""
+    from ..features import named_template
     if isinstance(spec, str):
-        return named.get(spec, spec)
+        named = named_template(spec, columns)
+        return spec if named is None else named
     return spec
 
 
@@ -118,7 +137,17 @@ class SequenceTagger(BaseEstimator):
         Visit sentences in a new random order each epoch.
     random_state : int, optional
     n_jobs : int, default=1
-        Threads used to decode in ``predict`` (the kernel releases the GIL).
+        Threads.  ``predict`` decodes batches of 128 sentences or more in
+        ``n_jobs`` threads (the Viterbi kernel releases the GIL; the labels
+        are identical for every ``n_jobs``).  Training with ``n_jobs > 1``
+        uses iterative parameter mixing (McDonald et al. 2010): each epoch
+        the shuffled sentences are cut into ``n_jobs`` shards trained in
+        parallel from the same weights, then the weights (and the averaging
+        sums) are averaged.  The model then depends on ``n_jobs`` (a
+        different, equally valid perceptron run: the accuracy is close, the
+        weights differ) but not on thread timing: for a fixed
+        ``random_state`` it is deterministic.  ``n_jobs=1`` is the plain
+        sequential perceptron.
     verbose : int, default=0
         Print per-epoch statistics.
 
@@ -178,7 +207,7 @@ class SequenceTagger(BaseEstimator):
                 n_cols = len(first)
                 columns = ("w", "pos") if n_cols == 2 else \
                     ("w",) if n_cols == 1 else tuple("c%d" % i for i in range(n_cols))
-        template = _resolve_template(self.features)
+        template = _resolve_template(self.features, columns)
         return FeatureTemplate(template=template, columns=columns, min_count=self.min_count,
                                n_hash=self.n_hash)
 
@@ -190,10 +219,16 @@ class SequenceTagger(BaseEstimator):
             return [[(tok,) for tok in sent] for sent in X]
         return X
 
-    def _featurize(self, X, fit):
-        X = self._as_token_rows(_check_sentences(X))
+    def _featurize(self, X, fit, grow=False):
+        _check_sentences(X)
+        columns = getattr(self.features_, "columns", None)
+        if self.features_.template is not None and columns is not None:
+            _check_not_one_sentence(X, len(columns))
+        X = self._as_token_rows(X)
         if fit:
             Xf, lengths = self.features_.fit_transform(X)
+        elif grow:
+            Xf, lengths = self.features_.partial_fit_transform(X)
         else:
             Xf, lengths = self.features_.transform(X)
         Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
@@ -225,9 +260,18 @@ class SequenceTagger(BaseEstimator):
     def partial_fit(self, X, Y, max_iter=None):
         """More epochs (perceptron) on new or old data, continuing the averaging.
 
-        The label set and the feature vocabulary are those of the first fit:
-        new labels raise ``ValueError``; features never seen in the first fit
-        are ignored (use ``n_hash`` for an open vocabulary).
+        The label set is that of the first fit (new labels raise
+        ``ValueError``).  The feature vocabulary grows: features first seen
+        here get new ids and zero weights, then train
+        (:meth:`FeatureTemplate.partial_fit_transform`); ``min_count``
+        filters the first fit only.  For an unbounded stream, ``n_hash``
+        (e.g. ``2**22``) keeps memory fixed instead: every feature is hashed,
+        nothing is stored per feature name.
+
+        Calling ``partial_fit`` ``n`` times with ``max_iter=1`` on the data
+        of the first ``fit(max_iter=1)`` and ``random_state`` a
+        :class:`numpy.random.Generator` gives the same weights as one ``fit``
+        with ``max_iter=n`` (the same shuffles, the same averaging).
         """
         if not hasattr(self, "classes_"):
             return self.fit(X, Y) if max_iter is None else \
@@ -237,11 +281,12 @@ class SequenceTagger(BaseEstimator):
             raise ValueError("partial_fit is available with trainer='perceptron' only")
         _check_sentences(X)
         _, gold = _encode_label_sequences(Y, X, classes=self.classes_)
-        Xf, offsets = self._featurize(X, fit=False)
+        Xf, offsets = self._featurize(X, fit=False, grow=True)
         if getattr(self, "_train_state", None) is None:
             # loaded from disk: continue from the stored (averaged) weights
             self._init_weights(self.n_features_, len(self.classes_),
                                from_fitted=True)
+        self._grow_weights(Xf.shape[1])
         self._fit_perceptron(Xf, offsets, gold, max_iter or self.max_iter)
         return self
 
@@ -260,6 +305,16 @@ class SequenceTagger(BaseEstimator):
         weights = [W, trans, trans2, start, stop]
         sums = [np.zeros(a.shape, np.float64) for a in weights]
         self._train_state = {"weights": weights, "sums": sums, "counter": 1.0}
+
+    def _grow_weights(self, n_features):
+        """Zero rows for features added by partial_fit (weights and their sums)."""
+        state = self._train_state
+        W, U = state["weights"][0], state["sums"][0]
+        if n_features > W.shape[0]:
+            extra = n_features - W.shape[0]
+            state["weights"][0] = np.concatenate([W, np.zeros((extra, W.shape[1]), W.dtype)])
+            state["sums"][0] = np.concatenate([U, np.zeros((extra, U.shape[1]), U.dtype)])
+            self.n_features_ = n_features
 
     def _publish_weights(self):
         state = self._train_state
@@ -280,16 +335,23 @@ class SequenceTagger(BaseEstimator):
         U = state["sums"]
         n_sent = len(offsets) - 1
         rng = _validation.check_random_state(self.random_state)
-        order = np.arange(n_sent, dtype=np.int32)
+        order = state.get("order")
+        if order is None or len(order) != n_sent:
+            order = state["order"] = np.arange(n_sent, dtype=np.int32)
         converged = False
+        self._mix_buffers = None
         for epoch in range(max_iter):
             if self.shuffle:
                 rng.shuffle(order)
             t0 = time.perf_counter()
-            c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
-                W, U[0], trans, U[1], trans2, U[2], start, U[3], stop, U[4],
-                Xf.indices, Xf.data, Xf.indptr, offsets, gold, order,
-                order=self.order, counter=state["counter"])
+            n_shards = min(int(self.n_jobs), n_sent)
+            if n_shards <= 1:
+                c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
+                    W, U[0], trans, U[1], trans2, U[2], start, U[3], stop, U[4],
+                    Xf.indices, Xf.data, Xf.indptr, offsets, gold, order,
+                    order=self.order, counter=state["counter"])
+            else:
+                c, n_sent_err, n_tok_err = self._mixed_epoch(Xf, offsets, gold, order, n_shards)
             state["counter"] = c
             stats = {"epoch": len(self.history_) + 1, "sentence_errors": int(n_sent_err),
                      "token_errors": int(n_tok_err),
@@ -302,9 +364,72 @@ class SequenceTagger(BaseEstimator):
             if n_sent_err == 0:
                 converged = True
                 break
+        self._mix_buffers = None
         self.n_iter_ = len(self.history_)
         self._publish_weights()
         return converged
+
+    def _mixed_epoch(self, Xf, offsets, gold, order, n_shards):
+        """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
+
+        The shuffled visit order is cut into ``n_shards`` contiguous shards;
+        each thread runs the perceptron epoch on its shard from the current
+        weights (the kernel releases the GIL), then the weights are replaced
+        by the uniform mean of the shards' weights.  Averaging stays exact
+        for the mixed trajectory: every shard starts its counter at the
+        epoch's counter, the mixed averaging sums gain the mean of the
+        shards' sums, and the counter advances by the longest shard.  The
+        result depends on ``n_jobs`` (the shards) and on the seed, never on
+        thread timing: shards are mixed in a fixed order.
+        """
+        state = self._train_state
+        weights, sums = state["weights"], state["sums"]
+        c0 = state["counter"]
+        bounds = np.linspace(0, len(order), n_shards + 1).astype(np.int64)
+        buffers = self._mix_buffers
+        if buffers is None or len(buffers) != n_shards or \
+                buffers[0][0][0].shape != weights[0].shape:
+            # private weights (kept equal to the mixed ones between epochs), zero sums
+            buffers = self._mix_buffers = [
+                ([w.copy() for w in weights], [np.zeros_like(u) for u in sums],
+                 np.zeros(weights[0].shape[0], np.uint8)) for _ in range(n_shards)]
+        for w, u, _ in buffers:                  # the small arrays: copy / clear whole
+            for a in range(1, len(weights)):
+                w[a][...] = weights[a]
+                u[a][...] = 0.0
+
+        def run(j):
+            w, u, touched = buffers[j]
+            return _sequence.perceptron_epoch(
+                w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
+                Xf.indices, Xf.data, Xf.indptr, offsets, gold,
+                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]),
+                order=self.order, counter=c0, touched=touched)
+
+        with ThreadPoolExecutor(n_shards) as pool:
+            results = list(pool.map(run, range(n_shards)))
+        touched = buffers[0][2]
+        for _, _, t in buffers[1:]:
+            touched |= t
+        rows = np.flatnonzero(touched)
+        # emission rows no shard updated are equal in every shard: mix the others only
+        mean_w = np.zeros((len(rows), weights[0].shape[1]), np.float64)
+        for w, u, _ in buffers:
+            mean_w += w[0][rows]
+            sums[0][rows] += u[0][rows] / n_shards
+        weights[0][rows] = (mean_w / n_shards).astype(np.float32)
+        for w, u, t in buffers:
+            w[0][rows] = weights[0][rows]
+            u[0][rows] = 0.0
+            t[...] = 0
+        for a in range(1, len(weights)):
+            mean_w = np.zeros(weights[a].shape, np.float64)
+            for w, u, _ in buffers:
+                mean_w += w[a]
+                sums[a] += u[a] / n_shards
+            weights[a][...] = (mean_w / n_shards).astype(np.float32)
+        counter = max(r[0] for r in results)
+        return counter, sum(r[1] for r in results), sum(r[2] for r in results)
 
     def _fit_ssvm(self, Xf, offsets, gold):
         from ..structured import StructuredSVM
@@ -375,7 +500,7 @@ class SequenceTagger(BaseEstimator):
         scores = np.zeros(n_sent)
         args = (self.emission_, self.transitions_, self.transitions2_, self.start_,
                 self.stop_, Xf.indices, Xf.data, Xf.indptr, offsets, out, scores)
-        n_jobs = min(int(self.n_jobs), max(1, n_sent // 64))
+        n_jobs = min(int(self.n_jobs), max(1, n_sent // 128))
         if n_jobs <= 1:
             _sequence.viterbi_batch(*args, order=self.order)
         else:
@@ -393,6 +518,13 @@ class SequenceTagger(BaseEstimator):
         out, _ = self._decode_codes(Xf, offsets)
         labels = self.classes_[out]
         return [labels[offsets[s]:offsets[s + 1]].tolist() for s in range(len(offsets) - 1)]
+
+    def predict_single(self, sentence):
+        """Viterbi labels of one sentence (a list of tokens) as a list of str."""
+        if isinstance(sentence, (str, bytes, dict)) or not hasattr(sentence, "__len__"):
+            raise ValueError("predict_single takes one sentence (a list of tokens), got %s"
+                             % type(sentence).__name__)
+        return self.predict([sentence])[0]
 
     def decision_function(self, X):
         """Score ``F(x, y*)`` of the best label sequence of each sentence."""

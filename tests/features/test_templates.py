@@ -17,7 +17,8 @@ import scipy.sparse as sp
 
 import linclass
 from linclass.exceptions import NotFittedError
-from linclass.features import (CONLL2002_NER, CRFSUITE_CHUNKING, POS_TEMPLATE, FeatureTemplate,
+from linclass.features import (CONLL2002_NER, CRFSUITE_CHUNKING, NER_TEMPLATE, NER_WORD_TEMPLATE,
+                               POS_TEMPLATE, FeatureTemplate, named_template,
                                 parse_template)
 
 
@@ -216,6 +217,8 @@ def test_transforms_match_reference():
     (CRFSUITE_CHUNKING, ("w", "pos"), "drop"),
     (CRFSUITE_CHUNKING, ("w", "pos"), "pad"),
     (CONLL2002_NER, ("w", "pos"), "drop"),
+    (NER_TEMPLATE, ("w", "pos"), "drop"),
+    (NER_WORD_TEMPLATE, ("w", "pos"), "pad"),
     ("bias w[-3]|pos[3] len(w[0])|isupper(w[1])|pos[-1]", ("w", "pos"), "pad"),
 ])
 def test_matches_reference_on_random_sentences(template, columns, boundary):
@@ -461,3 +464,54 @@ def test_get_params_and_clone():
     clone = sklearn_base.clone(ft)
     assert clone.get_params() == ft.get_params()
     assert "min_count=2" in repr(ft)
+
+
+def test_ner_templates_on_hand_made_tokens():
+    assert named_template("ner", ("w",)) == NER_WORD_TEMPLATE
+    assert named_template("ner", ("w", "pos")) == NER_TEMPLATE
+    assert named_template("chunking", ("w", "pos")) == CRFSUITE_CHUNKING
+    assert named_template("w[0]", ("w",)) is None
+    sentence = [("Dr.", "NNP"), ("John", "NNP"), ("Smith-Jones", "NNP"), ("left", "VBD")]
+    ft = FeatureTemplate(NER_TEMPLATE, columns=("w", "pos"))
+    X, _ = ft.fit_transform([sentence])
+    names = ft.get_feature_names_out()
+    second = set(names[X.indices[X.indptr[1]:X.indptr[2]]])     # "John"
+    assert {"w[0]=John", "lower(w[0])=john", "prefix4(w[0])=John", "suffix1(w[0])=n",
+            "shape(w[0])=Xxxx", "shortshape(w[0])=Xx", "istitle(w[0])=True",
+            "lower(w[-1])=dr.", "lower(w[1])=smith-jones", "lower(w[2])=left",
+            "shortshape(w[-1])=Xx.", "shortshape(w[1])=Xx-Xx",
+            "shortshape(w[-1])|shortshape(w[0])=Xx.|Xx",
+            "shortshape(w[0])|shortshape(w[1])=Xx|Xx-Xx",
+            "suffix3(lower(w[-1]))=dr.", "lower(w[0])|lower(w[1])=john|smith-jones",
+            "pos[-1]|pos[0]=NNP|NNP", "pos[1]=NNP", "bias"} <= second
+    assert not any(n.startswith(("lower(w[-2])", "__")) for n in second)
+    first = set(names[X.indices[X.indptr[0]:X.indptr[1]]])
+    assert "__BOS__" in first and not any("w[-1]" in n or "pos[-1]" in n for n in first)
+    assert "hashyphen(w[0])=True" in set(names[X.indices[X.indptr[2]:X.indptr[3]]])
+    # the words-only template refuses a pos atom, the words+pos one needs the column
+    with pytest.raises(ValueError, match="unknown column 'pos'"):
+        FeatureTemplate(NER_TEMPLATE, columns=("w",)).fit([["a"]])
+
+
+@pytest.mark.parametrize("template", [CRFSUITE_CHUNKING, None])
+def test_partial_fit_transform_grows_like_one_fit(template):
+    """Fit on A then grow on B = one fit on A + B (names, ids, counts, rows)."""
+    sentences = _random_sentences(50, seed=11)
+    if template is None:
+        sentences = [[["w=" + w, "p=" + p] for w, p in s] for s in sentences]
+    a, b = sentences[:20], sentences[20:]
+    if template is None:                           # attributes unseen in a
+        b = [[tok + ["x=%d" % i] for tok in s] for i, s in enumerate(b)]
+    grown = FeatureTemplate(template, ("w", "pos"))
+    grown.fit(a)
+    n_before = grown.n_features_
+    Xb, lengths = grown.partial_fit_transform(b)
+    once = FeatureTemplate(template, ("w", "pos"))
+    X_all, _ = once.fit_transform(a + b)
+    assert grown.n_features_ == once.n_features_ > n_before
+    np.testing.assert_array_equal(grown.get_feature_names_out(), once.get_feature_names_out())
+    np.testing.assert_array_equal(grown.feature_counts_, once.feature_counts_)
+    rows = sum(map(len, a))
+    assert (Xb != X_all[rows:]).nnz == 0 and list(lengths) == [len(s) for s in b]
+    Xt, _ = grown.transform(b)                     # transform now knows the grown vocabulary
+    assert (Xt != Xb).nnz == 0

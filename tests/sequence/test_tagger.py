@@ -68,12 +68,12 @@ def test_pos_tagger_on_bundled_ud_beats_baseline(ud):
     assert acc > 0.85
 
 
-def test_n_jobs_gives_same_predictions(ud):
-    (Xtr, Ytr), (Xte, _) = ud
-    a = SequenceTagger(features="pos", max_iter=2, random_state=0).fit(Xtr, Ytr)
-    b = SequenceTagger(features="pos", max_iter=2, random_state=0, n_jobs=2).fit(Xtr, Ytr)
-    big = Xte * 3
-    assert a.predict(big) == b.predict(big)
+def test_n_jobs_training_is_a_close_model(ud):
+    (Xtr, Ytr), (Xte, Yte) = ud
+    a = SequenceTagger(features="pos", max_iter=3, random_state=0).fit(Xtr, Ytr)
+    b = SequenceTagger(features="pos", max_iter=3, random_state=0, n_jobs=2).fit(Xtr, Ytr)
+    assert not np.array_equal(a.emission_, b.emission_)     # parameter mixing: another model
+    assert abs(a.score(Xte, Yte) - b.score(Xte, Yte)) < 0.03
 
 
 def test_fit_is_reproducible_and_shuffle_matters(ud):
@@ -192,3 +192,131 @@ def test_crfsuite_style_dict_input():
     tagger = SequenceTagger(features=None, max_iter=20, random_state=0,
                             average=False).fit(Xd, Y)
     assert tagger.score(Xd, Y) == 1.0
+
+
+# -- one sentence, predict_single ---------------------------------------------------
+def test_one_sentence_to_predict_is_refused_clearly():
+    X, Y = toy_corpus()
+    tagger = SequenceTagger(features="w[0]", max_iter=3, random_state=0).fit(X, Y)
+    words = ["the", "dog", "runs"]
+    with pytest.raises(ValueError, match="looks like one sentence.*predict_single"):
+        tagger.predict(words)                       # plain-string tokens
+    assert tagger.predict_single(words) == tagger.predict([words])[0] == ["DET", "NOUN", "VERB"]
+    pairs = [[(w, "x") for w in s] for s in ([t[0] for t in x] for x in X)]
+    two = SequenceTagger(features="w[0] pos[0]", max_iter=3, random_state=0).fit(pairs, Y)
+    with pytest.raises(ValueError, match="looks like one sentence"):
+        two.predict([("the", "x"), ("dog", "x")])   # tuple tokens
+    assert two.predict_single([("the", "x"), ("dog", "x")]) == ["DET", "NOUN"]
+    with pytest.raises(ValueError, match="one sentence"):
+        two.predict_single("the dog")
+    dicts = SequenceTagger(features=None, max_iter=2).fit([[{"w": "a"}, {"w": "b"}]], [["X", "Y"]])
+    with pytest.raises(ValueError, match="looks like one sentence"):
+        dicts.predict([{"w": "a"}, {"w": "b"}])
+
+
+# -- partial_fit grows the vocabulary --------------------------------------------------
+def test_partial_fit_grows_the_vocabulary():
+    X, Y = toy_corpus()
+    tagger = SequenceTagger(features="w[0]", max_iter=5, random_state=0,
+                            average=False).fit(X[:30], Y[:30])
+    new = [[("the",), ("emu",), ("runs",)]] * 5
+    assert tagger.predict(new)[0][1] != "NOUN" or "w[0]=emu" not in \
+        tagger.features_.get_feature_names_out()
+    n_before = tagger.n_features_
+    tagger.partial_fit(new, [["DET", "NOUN", "VERB"]] * 5, max_iter=5)
+    names = list(tagger.features_.get_feature_names_out())
+    assert tagger.n_features_ == n_before + 1 == len(names) and names[-1] == "w[0]=emu"
+    assert tagger.emission_.shape == (n_before + 1, len(tagger.classes_))
+    assert tagger.predict([[("a",), ("emu",)]]) == [["DET", "NOUN"]]
+
+
+def test_partial_fit_epochs_equal_one_fit(ud):
+    (X, Y), _ = ud
+    X, Y = X[:200], Y[:200]
+    full = SequenceTagger(features="w[0] w[-1]", max_iter=4,
+                          random_state=np.random.default_rng(7)).fit(X, Y)
+    part = SequenceTagger(features="w[0] w[-1]", max_iter=1,
+                          random_state=np.random.default_rng(7)).fit(X, Y)
+    for _ in range(3):
+        part.partial_fit(X, Y, max_iter=1)
+    assert full.n_iter_ == 4 and all(h["sentence_errors"] for h in full.history_)
+    for a, b in zip((full.emission_, full.transitions_, full.start_, full.stop_),
+                    (part.emission_, part.transitions_, part.start_, part.stop_)):
+        np.testing.assert_array_equal(a, b)
+
+
+# -- threads: training by parameter mixing, decoding -------------------------------------
+def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
+    """The perceptron by hand on the kernel: sequential (1 shard) or dense parameter mixing."""
+    from linclass._core import _sequence
+    from linclass.sequence.tagger import _encode_label_sequences
+    ref = SequenceTagger(features=tagger.features, max_iter=1)
+    ref.classes_, gold = _encode_label_sequences(Y, X)
+    ref.features_ = ref._make_featurizer(X)
+    Xf, offsets = ref._featurize(X, fit=True)
+    K = len(ref.classes_)
+    W = [np.zeros((Xf.shape[1], K), np.float32), np.zeros((K, K), np.float32),
+         np.zeros(0, np.float32), np.zeros(K, np.float32), np.zeros(K, np.float32)]
+    U = [np.zeros(w.shape) for w in W]
+    rng, order, counter = np.random.default_rng(seed), np.arange(len(X), dtype=np.int32), 1.0
+    for _ in range(epochs):
+        rng.shuffle(order)
+        bounds = np.linspace(0, len(order), n_shards + 1).astype(int)
+        if n_shards == 1:
+            shards = [(W, U)]
+        else:
+            shards = [([w.copy() for w in W], [np.zeros_like(u) for u in U])
+                      for _ in range(n_shards)]
+        counters = []
+        for j, (w, u) in enumerate(shards):
+            counters.append(_sequence.perceptron_epoch(
+                w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
+                Xf.indices, Xf.data, Xf.indptr, offsets, gold,
+                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), counter=counter)[0])
+        if n_shards > 1:
+            for a in range(5):
+                mean = np.zeros(W[a].shape)
+                for w, u in shards:
+                    mean += w[a]
+                    U[a] += u[a] / n_shards
+                W[a][...] = (mean / n_shards).astype(np.float32)
+        counter = max(counters)
+    avg = np.empty_like(W[0])
+    _sequence.averaged_weights(W[0].reshape(-1), U[0].reshape(-1), counter, avg.reshape(-1))
+    return avg
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+def test_threaded_training_matches_the_kernel_by_hand(ud, n_jobs):
+    (Xtr, Ytr), _ = ud
+    X, Y = Xtr[:300], Ytr[:300]
+    tagger = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=3, random_state=5,
+                            n_jobs=n_jobs).fit(X, Y)
+    # n_jobs=1: bit for bit the sequential epoch; n_jobs>1: bit for bit the dense mixing
+    reference = _kernel_reference(tagger, X, Y, n_jobs, 3, 5)
+    np.testing.assert_array_equal(tagger.emission_, reference)
+    again = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=3, random_state=5,
+                           n_jobs=n_jobs).fit(X, Y)
+    np.testing.assert_array_equal(tagger.emission_, again.emission_)     # deterministic
+
+
+def test_decoding_identical_across_n_jobs(ud):
+    (Xtr, Ytr), (Xte, _) = ud
+    tagger = SequenceTagger(features="pos", max_iter=2, random_state=0).fit(Xtr, Ytr)
+    big = Xte * 3                                  # 600 sentences: threads are used
+    one = tagger.predict(big)
+    scores = tagger.decision_function(big)
+    for n_jobs in (2, 3):
+        tagger.set_params(n_jobs=n_jobs)
+        assert tagger.predict(big) == one
+        np.testing.assert_array_equal(tagger.decision_function(big), scores)
+
+
+def test_ner_template_words_alone_and_with_pos():
+    X, Y = toy_corpus()
+    words = SequenceTagger(features="ner", max_iter=3, random_state=0).fit(X, Y)
+    assert "pos[0]" not in words.features_.template
+    pairs = [[(t[0], "P") for t in s] for s in X]
+    both = SequenceTagger(features="ner", max_iter=3, random_state=0).fit(pairs, Y)
+    assert "pos[0]" in both.features_.template
+    assert words.score(X, Y) > 0.95 and both.score(pairs, Y) > 0.95
