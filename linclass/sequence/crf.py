@@ -113,7 +113,7 @@ class SequenceFeaturesMixin:
                 n_cols = len(first)
                 columns = ("w", "pos") if n_cols == 2 else \
                     ("w",) if n_cols == 1 else tuple("c%d" % i for i in range(n_cols))
-        return FeatureTemplate(template=_resolve_template(self.features), columns=columns)
+        return FeatureTemplate(template=_resolve_template(self.features, columns), columns=columns)
 
     @staticmethod
     def _check_sentence_list(X, name="X"):
