@@ -137,9 +137,11 @@ class BaseEstimator:
                 n_features, (int, np.integer)) or not 0 < n_features <= np.iinfo(np.int32).max):
             raise ValueError("n_features_in_ must be a positive integer, got %r" % (n_features,))
         classes = state.get("classes_")
+        if isinstance(classes, list):           # sklearn-crfsuite style (CRF, HMM)
+            classes = np.asarray(classes) if classes else None
         if "classes_" in state and (not isinstance(classes, np.ndarray) or classes.ndim != 1
                                     or classes.shape[0] == 0):
-            raise ValueError("classes_ must be a non-empty 1-D array")
+            raise ValueError("classes_ must be a non-empty 1-D array or list")
         self._check_shape_rules(state)
         coef = state.get("coef_")
         if isinstance(coef, np.ndarray):

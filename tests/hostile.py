@@ -49,7 +49,7 @@ MODELS = {
     "LogisticRegression": "linclass.LogisticRegression()",
     "LogisticRegressionL1": "linclass.LogisticRegression(penalty='l1')",
     "MaxEnt": "linclass.MaxEnt(max_iter=20)",
-    "MultiClassSVM": "linclass.MultiClassSVM(max_iter=20)",
+    "MultiClassSVM": "linclass.MultiClassSVM(max_iter=20, random_state=0)",
     "RankSVM": "linclass.RankSVM()",
     "MercerMap": "linclass.MercerMap(n_components=3, n_landmarks=20, random_state=0)",
 }

@@ -30,8 +30,8 @@ machines. CIKM 2004.
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
-                           check_target, encode_labels)
+from .._validation import (check_array, check_finite_fit, check_is_fitted, check_n_features,
+                           check_positive, check_target, encode_labels)
 from ..base import BaseEstimator, ClassifierMixin
 from ..structured.learners import StructuredSVM
 from .structure import MultiClassStructure
@@ -189,6 +189,7 @@ Frank--Wolfe (``method="bcfw"``), else by the cutting-plane method.
         self.intercept_ = (class_coef[:, n_features] * float(self.intercept_scaling)
                            if self.fit_intercept else np.zeros(len(classes)))
         self.n_features_in_ = n_features
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.objective_ = svm.objective_
         self.dual_objective_ = svm.dual_objective_
         self.n_iter_ = svm.n_iter_

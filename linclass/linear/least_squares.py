@@ -89,6 +89,7 @@ class _LeastSquaresBase(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.coef_ = np.ascontiguousarray(coef.T)              # (n_targets, n_features)
         self.intercept_ = ybar - self.coef_ @ mu
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
 
 
 def _dense_centered(op):
@@ -453,7 +454,6 @@ class LassoClassifier(_LeastSquaresBase):
         coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
                                     int(self.max_iter), W0, self.n_jobs)
         self._publish(X, classes, coef, ybar, op.mu)
-        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.n_iter_ = int(max(r[1] for r in results))
         self.dual_gap_ = np.array([r[2] for r in results])
         if any(r[2] > r[3] for r in results):

@@ -89,6 +89,7 @@ class _LinearRegressionBase(RegressorMixin, BaseEstimator):
             self.coef_ = np.ascontiguousarray(coef)
             self.intercept_ = intercept
         self.n_features_in_ = X.shape[1]
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -222,7 +223,6 @@ class Lasso(_LinearRegressionBase):
         coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
                                     int(self.max_iter), W0, self.n_jobs)
         self._publish(X, coef, ybar, op.mu, was_1d)
-        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.n_iter_ = int(max(r[1] for r in results))
         gaps = np.array([r[2] for r in results])
         self.dual_gap_ = float(gaps[0]) if was_1d else gaps
