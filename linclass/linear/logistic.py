@@ -41,6 +41,7 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
 from scipy.special import expit
 
@@ -66,6 +67,7 @@ class _Objective:
         self.fit_intercept = fit_intercept
         self.sample_weight = sample_weight
         self.inv_var = inv_var           # 1 / prior variance per parameter (0: not penalised)
+        self.precision = None            # full prior precision Sigma^-1 of the weights, or None
         self.scale = scale               # objective is divided by this (sum of weights)
         if self.binary:
             self.y = np.where(y == 1, 1.0, -1.0)
@@ -88,16 +90,28 @@ class _Objective:
                 n_classes=self.n_classes, fit_intercept=self.fit_intercept, **self.rows)
         return loss, grad
 
+    def prior_times(self, theta):
+        """Gradient of the Gaussian prior term: ``diag(inv_var) theta``, or with a full
+        covariance ``Sigma^-1 W`` for the weight rows of ``theta`` as
+        (n_features + fit_intercept, n_out) (the intercept is not penalised then)."""
+        if self.precision is None:
+            return self.inv_var * theta
+        n_features = self.precision.shape[0]
+        T = theta.reshape(-1, 1 if self.binary else self.n_classes)
+        out = np.zeros_like(T)
+        out[:n_features] = self.precision @ T[:n_features]
+        return out.ravel()
+
     def l2(self, theta):
         loss, grad = self.loss_grad(theta)
-        pen = self.inv_var * theta
+        pen = self.prior_times(theta)
         return (loss + 0.5 * theta @ pen) / self.scale, (grad + pen) / self.scale
 
     def hess_vec(self, v):
-        """(X.T D X + diag(inv_var)) v / scale at the last evaluated point (binary)."""
+        """(X.T D X + prior precision) v / scale at the last evaluated point (binary)."""
         hv = _logistic.binary_hess_vec(D=self.D, v=np.ascontiguousarray(v),
                                        fit_intercept=self.fit_intercept, **self.rows)
-        return (hv + self.inv_var * v) / self.scale
+        return (hv + self.prior_times(v)) / self.scale
 
 
 
@@ -110,6 +124,7 @@ class _DataTermObjective(_Objective):
         self.n_classes = n_classes
         self.fit_intercept = fit_intercept
         self.inv_var = None
+        self.precision = None
         self.scale = None
         self.D = None
         self.n_evals = 0
@@ -229,9 +244,13 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     penalty : {"l2", "l1", None}, default="l2"
         Prior on the weights: Gaussian (``"l2"``), Laplace (``"l1"``) or none
         (maximum likelihood; may diverge on separable data).
-    C : float or array of shape (n_features,), default=1.0
+    C : float, array of shape (n_features,) or (n_features, n_features), default=1.0
         Prior variance(s): ``Sigma = C * I`` for a scalar, ``diag(C)`` for a
-        vector.  Larger means weaker regularisation (same scale as
+        vector, the full covariance ``Sigma = C`` (symmetric positive definite;
+        ``penalty="l2"`` only) for a matrix: the MAP estimate under
+        ``w ~ N(0, Sigma)`` minimises ``sum_i loss_i + w' Sigma^-1 w / 2``
+        (Bishop 2006, section 4.5; correlated weights, e.g. features known
+        to act alike).  Larger means weaker regularisation (same scale as
         scikit-learn's and LIBLINEAR's ``C``).
     fit_intercept : bool, default=True
     penalize_intercept : bool, default=False
@@ -288,6 +307,8 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             variance = np.full(n_features, float(self.C))
         else:
             variance = np.asarray(self.C, dtype=np.float64)
+            if variance.ndim == 2:
+                return self._check_covariance(variance, n_features)
             if variance.shape != (n_features,):
                 raise ValueError("C must be a positive number or an array of one prior "
                                  "variance per feature (shape (%d,)), got shape %r"
@@ -298,6 +319,27 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError("penalize_intercept=True needs a scalar C (the intercept's "
                                  "prior variance)")
         return variance
+
+    def _check_covariance(self, sigma, n_features):
+        if sigma.shape != (n_features, n_features):
+            raise ValueError("a prior covariance C must have shape (n_features, n_features) = "
+                             "(%d, %d), got %r" % (n_features, n_features, sigma.shape))
+        if not np.all(np.isfinite(sigma)):
+            raise ValueError("the prior covariance C holds NaN or infinite values")
+        if not np.allclose(sigma, sigma.T, rtol=1e-10, atol=1e-12 * np.abs(sigma).max()):
+            raise ValueError("the prior covariance C must be symmetric")
+        if self.penalty != "l2":
+            raise ValueError("a full prior covariance C needs penalty='l2' (a Gaussian prior), "
+                             "got penalty=%r" % (self.penalty,))
+        if self.penalize_intercept:
+            raise ValueError("penalize_intercept=True needs a scalar C (the intercept's "
+                             "prior variance)")
+        try:
+            factor = cho_factor(sigma)
+        except np.linalg.LinAlgError:
+            raise ValueError("the prior covariance C must be positive definite (its Cholesky "
+                             "factorisation failed)") from None
+        return cho_solve(factor, np.eye(n_features))     # the precision Sigma^-1
 
     def fit(self, X, y, sample_weight=None):
         """Fit the model (MAP estimate).
@@ -363,7 +405,9 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         n_out = 1 if binary else n_classes
         fi = bool(self.fit_intercept)
         inv_var = np.zeros((n_features + fi, n_out))
-        if not no_penalty:
+        if variance.ndim == 2:                           # full covariance: its precision
+            objective.precision = variance
+        elif not no_penalty:
             inv_var[:n_features] = (1.0 / variance)[:, None]
             if fi and self.penalize_intercept:
                 inv_var[n_features] = 1.0 / float(self.C)

@@ -205,3 +205,42 @@ def test_verbose_prints_one_progress_line_per_iteration_or_problem(capsys):
     assert [line.split(":")[0] for line in lines] == [
         "LinearSVC dual_cd problem %d/3" % p for p in (1, 2, 3)]
     assert "%d passes" % svc.n_iter_ in " ".join(lines)
+
+
+def test_full_covariance_prior_is_a_change_of_variables():
+    """MAP under w ~ N(0, A A') on X equals A times the MAP under N(0, I) on X A."""
+    rng = np.random.RandomState(3)
+    X = rng.randn(120, 4)
+    y = (X @ [1.0, -2.0, 0.5, 0.0] + 0.3 * rng.randn(120) > 0).astype(int)
+    A = np.array([[1.0, 0, 0, 0], [0.8, 0.5, 0, 0], [0.1, -0.3, 1.2, 0], [0, 0.4, 0.2, 0.7]])
+    full = LogisticRegression(C=A @ A.T, tol=1e-10, max_iter=5000).fit(X, y)
+    plain = LogisticRegression(C=1.0, tol=1e-10, max_iter=5000).fit(X @ A, y)
+    np.testing.assert_allclose(full.coef_, plain.coef_ @ A.T, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(full.intercept_, plain.intercept_, rtol=1e-5, atol=1e-7)
+    tron = LogisticRegression(C=A @ A.T, solver="tron", tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(tron.coef_, full.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_full_covariance_prior_multinomial_and_diagonal_equivalence():
+    rng = np.random.RandomState(4)
+    X = rng.randn(150, 3)
+    y = np.argmax(X @ rng.randn(3, 3) + 0.5 * rng.randn(150, 3), axis=1)
+    c = np.array([0.5, 2.0, 1.0])
+    diag = LogisticRegression(C=c, tol=1e-10, max_iter=5000).fit(X, y)
+    full = LogisticRegression(C=np.diag(c), tol=1e-10, max_iter=5000).fit(X, y)
+    np.testing.assert_allclose(full.coef_, diag.coef_, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("C, match", [
+    (np.ones((3, 3)), "positive definite"),
+    (np.array([[1.0, 0.5, 0], [0, 1, 0], [0, 0, 1]]), "symmetric"),
+    (np.eye(2), "shape"),
+    (np.diag([1.0, np.nan, 1.0]), "NaN"),
+])
+def test_full_covariance_prior_is_checked(C, match):
+    X = np.random.RandomState(0).randn(20, 3)
+    y = np.arange(20) % 2
+    with pytest.raises(ValueError, match=match):
+        LogisticRegression(C=C).fit(X, y)
+    with pytest.raises(ValueError, match="penalty='l2'"):
+        LogisticRegression(C=np.eye(3), penalty="l1").fit(X, y)
