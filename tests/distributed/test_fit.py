@@ -172,11 +172,15 @@ def test_the_fitted_model_is_an_ordinary_model(tmp_path):
     assert not any("dask" in type(v).__module__ for v in vars(model).values())
 
 
-def test_importing_linclass_does_not_import_dask():
+def test_importing_linclass_does_not_import_dask(tmp_path):
     code = ("import sys, linclass, linclass.distributed; "
             "from linclass.linear import LogisticRegression; "
             "assert 'dask' not in sys.modules and 'distributed' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # run outside the source tree: from the checkout's root "import linclass" would find
+    # the (possibly unbuilt) sources instead of the installed package
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
 
 
 def test_bad_input_is_refused_with_a_clear_error():
