@@ -40,7 +40,8 @@ from ..base import BaseEstimator
 from ..exceptions import NotFittedError
 from . import _crf_kernels as kernels
 from ._optimize import minimize_owlqn
-from .tagger import _check_sentences, _encode_label_sequences, _resolve_template
+from .tagger import (_check_sentences, _encode_label_sequences, _resolve_template,
+                     _token_accuracy)
 
 __all__ = ["CRF"]
 
@@ -455,17 +456,7 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
 
     def score(self, X, y):
         """Token accuracy of ``predict(X)`` against ``y`` (sklearn-crfsuite's score)."""
-        pred = self.predict(X)
-        _check_sentences(y, "y")
-        if len(y) != len(pred):
-            raise ValueError("X has %d sentences but y has %d" % (len(pred), len(y)))
-        n = correct = 0
-        for i, (p, t) in enumerate(zip(pred, y)):
-            if len(p) != len(t):
-                raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(p), len(t)))
-            n += len(t)
-            correct += sum(a == b for a, b in zip(p, t))
-        return correct / n if n else 1.0
+        return _token_accuracy(self.predict(X), y, "y")
 
     # ------------------------------------------------------ introspection --
     @property

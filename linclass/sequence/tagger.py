@@ -92,6 +92,20 @@ def _encode_label_sequences(Y, X, classes=None):
     return classes, (remap[codes] if codes.size else codes).astype(np.int32)
 
 
+def _token_accuracy(pred, Y, name):
+    """Token accuracy of predicted label sequences against ``Y`` (1.0 without tokens)."""
+    _check_sentences(Y, name)
+    if len(Y) != len(pred):
+        raise ValueError("X has %d sentences but %s has %d" % (len(pred), name, len(Y)))
+    n = correct = 0
+    for i, (p, y) in enumerate(zip(pred, Y)):
+        if len(p) != len(y):
+            raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(p), len(y)))
+        n += len(y)
+        correct += sum(a == b for a, b in zip(p, y))
+    return correct / n if n else 1.0
+
+
 def _resolve_template(spec, columns):
     """A template string from a predefined name ("pos", "chunking", "ner", ...)."""
     from ..features import named_template
@@ -534,17 +548,7 @@ class SequenceTagger(BaseEstimator):
 
     def score(self, X, Y):
         """Token accuracy of ``predict(X)`` against ``Y``."""
-        pred = self.predict(X)
-        _check_sentences(Y, "Y")
-        if len(Y) != len(pred):
-            raise ValueError("X has %d sentences but Y has %d" % (len(pred), len(Y)))
-        n = correct = 0
-        for i, (p, y) in enumerate(zip(pred, Y)):
-            if len(p) != len(y):
-                raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(p), len(y)))
-            n += len(y)
-            correct += sum(a == b for a, b in zip(p, y))
-        return correct / n if n else 1.0
+        return _token_accuracy(self.predict(X), Y, "Y")
 
     # -------------------------------------------------------- persistence --
     def __getstate__(self):
