@@ -13,7 +13,7 @@ import numpy as np
 from .._core import _crf
 
 __all__ = ["StateTable", "check_tokens", "nll_and_gradient", "node_marginals", "viterbi",
-           "sentence_chunks"]
+           "sentence_chunks", "dense_score_marginals"]
 
 
 class StateTable:
@@ -210,3 +210,108 @@ def viterbi(table, batch, w, trans, start, stop, n_jobs=1):
         with ThreadPoolExecutor(len(chunks)) as pool:
             list(pool.map(lambda ab: _crf.viterbi(*args, first=ab[0], last=ab[1]), chunks))
     return out, scores
+
+
+def dense_score_marginals(E, offsets, trans, start, stop, trans2=None):
+    """Node marginals of the Gibbs distribution ``p(y | x) ∝ exp(score(x, y))``
+    of a linear chain given its dense per-token label scores.
+
+    Parameters
+    ----------
+    E : ndarray (n_tokens, K)
+        Emission score of each label at each token.
+    offsets : int array (n_sentences + 1,)
+    trans : (K, K) ``[previous, next]``; start, stop : (K,)
+    trans2 : (K**3,) or None
+        Second-order transitions ``[y_{t-2}, y_{t-1}, y_t]``, applied from the
+        third token on.  A second-order chain runs as a first-order chain over
+        the pairs ``(y_{t-1}, y_t)`` with a "before the sentence" value for
+        ``y_{t-1}`` (``(K + 1) K`` states: ``O(n K^4)`` per sentence).
+
+    Returns
+    -------
+    node : ndarray (n_tokens, K), log_z : ndarray (n_sentences,)
+
+    The scores enter the forward-backward kernel of :mod:`linclass._core._crf`
+    as one attribute per token (value 1) whose state weights are that token's
+    scores, so no feature table of the model itself is needed.
+    """
+    E = np.ascontiguousarray(E, dtype=np.float64)
+    n_tokens, K = E.shape
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offsets[-1] != n_tokens:
+        raise ValueError("%d token rows for %d tokens" % (n_tokens, offsets[-1]))
+    if not (np.all(np.isfinite(E)) and np.all(np.isfinite(trans))
+            and np.all(np.isfinite(start)) and np.all(np.isfinite(stop))
+            and (trans2 is None or np.all(np.isfinite(trans2)))):
+        raise ValueError("sequence scores must be finite (found NaN or inf)")
+    if n_tokens > np.iinfo(np.int32).max - 1:
+        raise ValueError("too many tokens (%d) for one call" % n_tokens)
+    one_per_token = (np.arange(n_tokens, dtype=np.int32), np.ones(n_tokens),
+                     np.arange(n_tokens + 1, dtype=np.int32))
+    if trans2 is None:
+        table = StateTable.dense(n_tokens, K)
+        node = np.zeros((n_tokens, K))
+        log_z = np.zeros(len(offsets) - 1)
+        status = _crf.marginals(*_model_args(table, E.ravel(), trans, start, stop),
+                                *one_per_token, offsets, node, log_z)
+        if status != 0:    # extreme scores: redo in log space (slower, exact)
+            node, log_z = _log_space_marginals(E, offsets, trans, start, stop)
+        return node, log_z
+    # pair states (a, b), a in {0..K-1, BOS=K}, b in {0..K-1}: index a * K + b
+    trans = np.asarray(trans, dtype=np.float64).reshape(K, K)
+    trans2 = np.asarray(trans2, dtype=np.float64).reshape(K, K, K)
+    S = (K + 1) * K
+    pair_trans = np.full((K + 1, K, K + 1, K), -np.inf)
+    for b in range(K):
+        # (a, b) -> (b, c): trans[b, c] + trans2[a, b, c]; from (BOS, b): trans[b, c] only
+        pair_trans[:K, b, b, :] = trans[b][None, :] + trans2[:, b, :]
+        pair_trans[K, b, b, :] = trans[b]
+    starts = offsets[:-1][offsets[:-1] < offsets[1:]]
+    is_first = np.zeros(n_tokens, dtype=bool)
+    is_first[starts] = True
+    E2 = np.empty((n_tokens, K + 1, K))
+    E2[:] = E[:, None, :]
+    E2[is_first, :K, :] = -np.inf           # the first token's predecessor is BOS
+    E2[~is_first, K, :] = -np.inf           # later tokens have a real predecessor
+    table = StateTable.dense(n_tokens, S)
+    pnode = np.zeros((n_tokens, S))
+    log_z = np.zeros(len(offsets) - 1)
+    pstart = np.tile(np.asarray(start, dtype=np.float64), K + 1)
+    pstop = np.tile(np.asarray(stop, dtype=np.float64), K + 1)
+    status = _crf.marginals(*_model_args(table, E2.ravel(), pair_trans.reshape(S, S), pstart,
+                                         pstop), *one_per_token, offsets, pnode, log_z)
+    if status != 0:
+        pnode, log_z = _log_space_marginals(E2.reshape(n_tokens, S), offsets,
+                                            pair_trans.reshape(S, S), pstart, pstop)
+    return pnode.reshape(n_tokens, K + 1, K).sum(axis=1), log_z
+
+
+def _log_space_marginals(E, offsets, trans, start, stop):
+    """Forward-backward in log space with numpy (one step per token): the
+    fallback when the scaled kernel under/overflows (scores with a range far
+    beyond ``exp``'s, e.g. a tiny temperature)."""
+    from scipy.special import logsumexp
+    n_tokens, K = E.shape
+    trans = np.asarray(trans, dtype=np.float64).reshape(K, K)
+    node = np.zeros((n_tokens, K))
+    log_z = np.zeros(len(offsets) - 1)
+    with np.errstate(invalid="ignore"):
+        for s in range(len(offsets) - 1):
+            a, b = int(offsets[s]), int(offsets[s + 1])
+            if b == a:
+                continue
+            scores = E[a:b].copy()
+            scores[0] += start
+            scores[b - a - 1] += stop
+            alpha = np.empty_like(scores)
+            beta = np.zeros_like(scores)
+            alpha[0] = scores[0]
+            for t in range(1, b - a):
+                alpha[t] = scores[t] + logsumexp(alpha[t - 1][:, None] + trans, axis=0)
+            for t in range(b - a - 2, -1, -1):
+                beta[t] = logsumexp(trans + (scores[t + 1] + beta[t + 1])[None, :], axis=1)
+            lz = logsumexp(alpha[b - a - 1])
+            log_z[s] = lz
+            node[a:b] = np.exp(alpha + beta - lz)
+    return node, log_z

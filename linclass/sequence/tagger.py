@@ -18,6 +18,7 @@ structured perceptron.  NAACL-HLT (iterative parameter mixing, ``n_jobs > 1``).
 Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large margin
 methods for structured and interdependent output variables.  JMLR 6.
 """
+import numbers
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -27,6 +28,7 @@ from .. import _validation
 from .._core import _sequence
 from ..base import BaseEstimator
 from ..exceptions import NotFittedError
+from ._crf_kernels import dense_score_marginals
 
 __all__ = ["SequenceTagger"]
 
@@ -539,6 +541,54 @@ class SequenceTagger(BaseEstimator):
             raise ValueError("predict_single takes one sentence (a list of tokens), got %s"
                              % type(sentence).__name__)
         return self.predict([sentence])[0]
+
+    def predict_marginals(self, X, temperature=1.0):
+        """Per-token label probabilities of the Gibbs distribution of the scores.
+
+        The perceptron and the structural SVM learn scores, not probabilities;
+        this turns them into the distribution ``p(y | x) ∝ exp(F(x, y) / T)``
+        over whole label sequences (a CRF with the tagger's weights divided
+        by ``T = temperature``) and returns its node marginals
+        ``P(y_t = label | x)``, computed by forward-backward (Lafferty et al.
+        2001), exactly, for order 1 and order 2.  They rank the alternatives
+        of each token and sum to one, but they are not calibrated: choose
+        ``temperature`` on held-out data (e.g. by log-loss) when the values
+        matter; small ``T`` approaches the Viterbi path (a point mass), large
+        ``T`` the uniform distribution.
+
+        Parameters
+        ----------
+        X : list of sentences
+        temperature : float > 0, default=1.0
+
+        Returns
+        -------
+        list (sentences) of lists (tokens) of dicts ``{label: probability}``,
+        as :meth:`linclass.sequence.CRF.predict_marginals`.
+        """
+        self._check_fitted()
+        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) \
+                or not np.isfinite(temperature) or temperature <= 0:
+            raise ValueError("temperature must be a finite number > 0, got %r" % (temperature,))
+        Xf, offsets = self._featurize(X, fit=False)
+        if Xf.shape[1] != self.emission_.shape[0]:
+            raise ValueError("the feature extractor produced %d features but the weights "
+                             "have %d rows" % (Xf.shape[1], self.emission_.shape[0]))
+        inv_t = 1.0 / float(temperature)
+        E = np.asarray(Xf @ self.emission_.astype(np.float64), dtype=np.float64) * inv_t
+        trans2 = self.transitions2_.astype(np.float64) * inv_t if self.order == 2 else None
+        node, _ = dense_score_marginals(E, offsets, self.transitions_ * inv_t,
+                                        self.start_ * inv_t, self.stop_ * inv_t, trans2)
+        classes = self.classes_.tolist()
+        rows = [dict(zip(classes, r)) for r in node.tolist()]
+        return [rows[offsets[s]:offsets[s + 1]] for s in range(len(offsets) - 1)]
+
+    def predict_marginals_single(self, sentence, temperature=1.0):
+        """:meth:`predict_marginals` of one sentence (a list of dicts)."""
+        if isinstance(sentence, (str, bytes, dict)) or not hasattr(sentence, "__len__"):
+            raise ValueError("predict_marginals_single takes one sentence (a list of tokens), "
+                             "got %s" % type(sentence).__name__)
+        return self.predict_marginals([sentence], temperature)[0]
 
     def decision_function(self, X):
         """Score ``F(x, y*)`` of the best label sequence of each sentence."""
