@@ -114,6 +114,23 @@ cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_
             E[(n - 1) * K + k] += stop[k]
 
 
+cdef void emission_rescale(double* E, Py_ssize_t n, Py_ssize_t K, double w_scale,
+                           const double* start, const double* stop) noexcept nogil:
+    """E (state scores of weights w plus start/stop) -> scores of w_scale * w
+    plus start/stop."""
+    cdef Py_ssize_t i, k
+    if n == 0:
+        return
+    for k in range(K):
+        E[k] -= start[k]
+        E[(n - 1) * K + k] -= stop[k]
+    for i in range(n * K):
+        E[i] *= w_scale
+    for k in range(K):
+        E[k] += start[k]
+        E[(n - 1) * K + k] += stop[k]
+
+
 cdef void exp_transitions(const double* trans, Py_ssize_t K, double* T, double* Tt,
                           double* shift) noexcept nogil:
     """T = exp(trans - max(trans)); Tt = T.T; shift[0] = max(trans)"""
@@ -220,8 +237,15 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
                            const double* trans, const double* start, const double* stop,
                            double trans_shift, const int* gold, Workspace* ws,
                            double* grad_w, double* grad_trans, double* grad_start,
-                           double* grad_stop, double* nll) noexcept nogil:
-    """nll += log Z - score(gold); gradients += E_model[phi] - phi(gold)."""
+                           double* grad_stop, double* nll, double w_scale=1.0,
+                           double gain=1.0) noexcept nogil:
+    """nll += log Z - score(gold); gradients += E_model[phi] - phi(gold).
+
+    The state weights are ``w_scale * w`` (``trans``, ``start``, ``stop`` are
+    the actual values), and the state-feature gradient is added times
+    ``gain``: SGD passes ``grad_w = w`` itself and ``gain = -eta / scale`` to
+    update the weights in place (the marginals are complete before the first
+    write)."""
     cdef Py_ssize_t t, p, q, i, k, f, q0, q1
     cdef double lz, v, gold_score = 0.0, a, c
     cdef double* gq
@@ -236,6 +260,8 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
         return 0
     emission_scores(w, attr_ptr, attr_label, K, indices, data, indptr, row0, n, start, stop,
                     ws.E)
+    if w_scale != 1.0:
+        emission_rescale(ws.E, n, K, w_scale, start, stop)
     for t in range(n):
         gold_score += ws.E[t * K + gold[t]]
     for t in range(1, n):
@@ -274,7 +300,7 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
         P[gold[t]] -= 1.0
         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
             f = indices[p]
-            v = data[p]
+            v = gain * data[p]
             q0 = attr_ptr[f]
             q1 = attr_ptr[f + 1]
             if q1 - q0 == K:                          # a dense row: labels 0..K-1
@@ -526,3 +552,106 @@ def viterbi(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_la
         workspace_free(&ws)
     if status != 0:
         raise MemoryError("viterbi: cannot allocate the workspace")
+
+
+def sgd_epoch(double[::1] w, const int[::1] attr_ptr, const int[::1] attr_label,
+              double[:, ::1] trans, const double[:, ::1] trans_mask,
+              const int[::1] indices, const double[::1] data, const int[::1] indptr,
+              const long long[::1] sent_offsets, const int[::1] gold,
+              const long long[::1] order, double lam, double t0, double t, double scale):
+    """One epoch of stochastic gradient descent on the L2-regularised negative
+    log-likelihood, visiting the sentences ``order`` (CRFsuite's ``l2sgd``,
+    after Shalev-Shwartz et al. 2007 and Bottou 2010).
+
+    The weights are ``scale * w`` and ``scale * trans`` (the scale makes the
+    L2 decay O(1) per step; updates touch only the active features).  Step
+    ``k`` uses ``eta = 1 / (lam * (t0 + t + k))`` on the per-sentence loss
+    ``nll_i + lam / 2 * ||theta||^2`` (``lam = 2 * c2 / N``).  Transition
+    entries with ``trans_mask == 0`` stay zero.  ``t0 > 1`` keeps every decay
+    factor ``1 - eta * lam`` positive.
+
+    Returns (sum of the sentences' nll at their visit, t, scale, status);
+    status 1: a forward-backward under/overflowed (the step was too large).
+    """
+    cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t j, s, i, row0, n, max_len, n_tokens, n_state = w.shape[0]
+    cdef Py_ssize_t n_order = order.shape[0]
+    cdef Workspace ws
+    cdef int status = 0
+    cdef double nll = 0.0, trans_shift = 0.0, eta, decay, new_scale, step
+    cdef double* actual = NULL
+    cdef double* grad_trans = NULL
+    cdef double* zeros = NULL
+    cdef double* scratch = NULL
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* w_ptr = &w[0] if w.shape[0] > 0 else NULL
+    cdef const int* al_ptr = &attr_label[0] if attr_label.shape[0] > 0 else NULL
+    cdef const int* gold_ptr = &gold[0] if gold.shape[0] > 0 else NULL
+    cdef double* tr = &trans[0, 0]
+    cdef const double* mask = &trans_mask[0, 0]
+    zeros_k = np.zeros(K)
+    n_tokens = _check_common(n_state, K, attr_ptr, attr_label, trans, zeros_k, zeros_k,
+                             indices, data, indptr, sent_offsets)
+    if trans_mask.shape[0] != K or trans_mask.shape[1] != K:
+        raise ValueError("trans_mask must be (K, K)")
+    if gold.shape[0] != n_tokens:
+        raise ValueError("gold needs one label per token")
+    for j in range(n_order):
+        if order[j] < 0 or order[j] >= n_sent:
+            raise ValueError("order holds a sentence index outside [0, %d)" % n_sent)
+    if not (lam > 0.0 and t0 > 1.0 and t >= 0.0 and scale > 0.0):
+        raise ValueError("need lam > 0, t0 > 1, t >= 0 and scale > 0")
+    if n_order == 0 or n_tokens == 0:
+        return 0.0, t, scale, 0
+    max_len = _max_length(sent_offsets, 0, n_sent)
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K)
+        actual = <double*>malloc(K * K * sizeof(double))
+        grad_trans = <double*>malloc(K * K * sizeof(double))
+        zeros = <double*>malloc(K * sizeof(double))
+        scratch = <double*>malloc(K * sizeof(double))
+        if actual == NULL or grad_trans == NULL or zeros == NULL or scratch == NULL:
+            status = 2
+        if status == 0:
+            for i in range(K):
+                zeros[i] = 0.0
+            for j in range(n_order):
+                s = order[j]
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                eta = 1.0 / (lam * (t0 + t))
+                decay = 1.0 - eta * lam
+                new_scale = scale * decay
+                for i in range(K * K):
+                    actual[i] = scale * tr[i]
+                    grad_trans[i] = 0.0
+                exp_transitions(actual, K, ws.T, ws.Tt, &trans_shift)
+                status = sentence_gradient(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr,
+                                           &indptr[0], row0, n, actual, zeros, zeros,
+                                           trans_shift, gold_ptr + row0, &ws, w_ptr,
+                                           grad_trans, scratch, scratch, &nll, scale,
+                                           -eta / new_scale)
+                if status != 0:
+                    break
+                step = eta / new_scale
+                for i in range(K * K):
+                    tr[i] -= step * mask[i] * grad_trans[i]
+                scale = new_scale
+                t += 1.0
+                if scale < 1e-9:                      # fold the scale into the weights
+                    for i in range(n_state):
+                        w_ptr[i] *= scale
+                    for i in range(K * K):
+                        tr[i] *= scale
+                    scale = 1.0
+        else:
+            status = 2
+        workspace_free(&ws)
+        free(actual)
+        free(grad_trans)
+        free(zeros)
+        free(scratch)
+    if status == 2:
+        raise MemoryError("sgd_epoch: cannot allocate the workspace")
+    return nll, t, scale, status

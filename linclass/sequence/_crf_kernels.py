@@ -13,7 +13,7 @@ import numpy as np
 from .._core import _crf
 
 __all__ = ["StateTable", "check_tokens", "nll_and_gradient", "node_marginals", "viterbi",
-           "sentence_chunks", "dense_score_marginals"]
+           "sentence_chunks", "dense_score_marginals", "sgd_epoch", "sub_batch"]
 
 
 class StateTable:
@@ -181,6 +181,41 @@ def nll_and_gradient(table, batch, w, trans, start, stop, chunks):
         for a, b in zip(grads, r[2]):
             a += b
     return (nll,) + grads
+
+
+def sub_batch(batch, sentence_ids):
+    """The sentences ``sentence_ids`` (sorted) of a checked batch, as a batch."""
+    off = batch.offsets
+    ids = np.asarray(sentence_ids, dtype=np.int64)
+    lengths = off[ids + 1] - off[ids]
+    rows = np.concatenate([np.arange(off[i], off[i + 1]) for i in ids.tolist()]) \
+        if len(ids) else np.zeros(0, dtype=np.int64)
+    sub = _Batch.__new__(_Batch)
+    starts, ends = batch.indptr[rows], batch.indptr[rows + 1]
+    nnz = ends - starts
+    sub.indptr = np.zeros(len(rows) + 1, dtype=np.int32)
+    np.cumsum(nnz, out=sub.indptr[1:])
+    take = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist())]) \
+        if len(rows) else np.zeros(0, dtype=np.int64)
+    take = take.astype(np.int64)
+    sub.indices = np.ascontiguousarray(batch.indices[take])
+    sub.data = np.ascontiguousarray(batch.data[take])
+    sub.offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=sub.offsets[1:])
+    sub.gold = None if batch.gold is None else np.ascontiguousarray(batch.gold[rows])
+    sub.n_tokens = int(sub.offsets[-1])
+    sub.n_sentences = len(ids)
+    return sub
+
+
+def sgd_epoch(table, batch, w, trans, trans_mask, order, lam, t0, t, scale):
+    """One SGD epoch in place on ``scale * (w, trans)``: see ``_crf.sgd_epoch``.
+
+    Returns (sum of nll, t, scale, status)."""
+    return _crf.sgd_epoch(w, table.attr_ptr, table.attr_label, trans, trans_mask,
+                          batch.indices, batch.data, batch.indptr, batch.offsets, batch.gold,
+                          np.ascontiguousarray(order, dtype=np.int64), float(lam), float(t0),
+                          float(t), float(scale))
 
 
 def node_marginals(table, batch, w, trans, start, stop, edges=False):

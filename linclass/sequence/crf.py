@@ -45,7 +45,7 @@ from .tagger import (_check_sentences, _encode_label_sequences, _resolve_templat
 
 __all__ = ["CRF"]
 
-_ALGORITHMS = ("lbfgs",)
+_ALGORITHMS = ("lbfgs", "l2sgd")
 
 
 def _single_threaded_blas():
@@ -146,14 +146,23 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
 
     Parameters
     ----------
-    algorithm : {"lbfgs"}, default="lbfgs"
-        Limited-memory quasi-Newton; OWL-QN when ``c1 > 0`` (as CRFsuite).
+    algorithm : {"lbfgs", "l2sgd"}, default="lbfgs"
+        ``"lbfgs"``: limited-memory quasi-Newton; OWL-QN when ``c1 > 0`` (as
+        CRFsuite).  ``"l2sgd"``: stochastic gradient descent on the
+        L2-regularised objective (CRFsuite's ``l2sgd``; ``c2 > 0``, ``c1 = 0``):
+        one Cython pass per epoch updating only the active features, step
+        ``1 / (lambda (t0 + t))`` with ``lambda = 2 c2 / N`` and ``t0`` from a
+        calibrated initial rate; for large data, where one epoch of SGD gets
+        near the optimum that L-BFGS needs many full passes to reach.
+        Sentences are visited in a fixed pseudo-random order (seed 0), so
+        training is deterministic.
     c1 : float, default=0
         L1 coefficient (``c1 * sum |theta|``).
     c2 : float, default=1
         L2 coefficient (``c2 * sum theta**2``; CRFsuite's convention).
     max_iterations : int or None, default=None
-        Quasi-Newton iterations (None: until a stopping rule holds).
+        Quasi-Newton iterations, or SGD epochs (None: until a stopping rule
+        holds; for ``l2sgd`` at most 1000 epochs, CRFsuite's default).
     all_possible_states : bool, default=False
         Weights for every (attribute, label) pair; by default only for the
         pairs seen in training (CRFsuite's default).
@@ -168,7 +177,7 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
     period : int, default=10
     delta : float, default=1e-5
         Stop when the objective decreased by less than ``delta`` (relative)
-        over the last ``period`` iterations.
+        over the last ``period`` iterations (epochs for ``l2sgd``).
     max_linesearch : int, default=20
     features : None, str or FeatureTemplate, default=None
         ``None``: python-crfsuite input, each token a dict of features or a
@@ -187,6 +196,12 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         results summed in a fixed order: deterministic) and for ``predict``.
     verbose : bool or int, default=False
         Print one line per iteration (loss, gradient norm, step, time, dev accuracy).
+    calibration_eta, calibration_rate, calibration_samples, calibration_candidates, \
+calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
+        1000, 10, 20): the initial learning rate is chosen by running one epoch
+        on ``calibration_samples`` sentences for rates ``calibration_eta``
+        times powers of ``calibration_rate`` and keeping the one with the
+        lowest loss.
 
     Attributes
     ----------
@@ -215,7 +230,9 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
     def __init__(self, algorithm="lbfgs", c1=0.0, c2=1.0, max_iterations=None,
                  all_possible_states=False, all_possible_transitions=False, min_freq=0,
                  num_memories=6, epsilon=1e-5, period=10, delta=1e-5, max_linesearch=20,
-                 features=None, columns=None, n_iter_no_change=10, n_jobs=1, verbose=False):
+                 features=None, columns=None, n_iter_no_change=10, n_jobs=1, verbose=False,
+                 calibration_eta=0.1, calibration_rate=2.0, calibration_samples=1000,
+                 calibration_candidates=10, calibration_max_trials=20):
         self.algorithm = algorithm
         self.c1 = c1
         self.c2 = c2
@@ -233,6 +250,11 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.calibration_eta = calibration_eta
+        self.calibration_rate = calibration_rate
+        self.calibration_samples = calibration_samples
+        self.calibration_candidates = calibration_candidates
+        self.calibration_max_trials = calibration_max_trials
 
     # -------------------------------------------------------------- checks --
     def _check_params(self):
@@ -252,6 +274,21 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         if isinstance(self.period, bool) or not isinstance(self.period, numbers.Integral) \
                 or self.period < 0:
             raise ValueError("period must be an integer >= 0, got %r" % (self.period,))
+        for name, low in (("calibration_eta", 0.0), ("calibration_rate", 1.0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) \
+                    or v <= low:
+                raise ValueError("%s must be a finite number > %g, got %r" % (name, low, v))
+        for name in ("calibration_samples", "calibration_candidates", "calibration_max_trials"):
+            _validation.check_positive(getattr(self, name), name, integer=True)
+        if self.algorithm == "l2sgd":
+            if self.c1 != 0:
+                raise ValueError("algorithm='l2sgd' minimises the L2-regularised objective "
+                                 "only: c1 must be 0 (got %r); use algorithm='lbfgs' for L1"
+                                 % (self.c1,))
+            if self.c2 <= 0:
+                raise ValueError("algorithm='l2sgd' needs c2 > 0 (its step size is "
+                                 "1 / (2 c2 / N (t0 + t))), got %r" % (self.c2,))
 
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
@@ -353,12 +390,15 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
             return stop
 
         theta0 = np.zeros(n_state + int(mask.sum()))
-        with _single_threaded_blas():
-            theta, F, n_iter, reason = minimize_owlqn(
-                objective, theta0, c1=float(self.c1), max_iterations=self.max_iterations,
-                num_memories=int(self.num_memories), epsilon=float(self.epsilon),
-                period=int(self.period), delta=float(self.delta),
-                max_linesearch=int(self.max_linesearch), callback=callback)
+        if self.algorithm == "l2sgd":
+            theta, F, n_iter, reason = self._fit_l2sgd(table, batch, mask, callback)
+        else:
+            with _single_threaded_blas():
+                theta, F, n_iter, reason = minimize_owlqn(
+                    objective, theta0, c1=float(self.c1), max_iterations=self.max_iterations,
+                    num_memories=int(self.num_memories), epsilon=float(self.epsilon),
+                    period=int(self.period), delta=float(self.delta),
+                    max_linesearch=int(self.max_linesearch), callback=callback)
         if dev is not None and best["theta"] is not None:
             theta = best["theta"]
         if not np.all(np.isfinite(theta)):
@@ -377,6 +417,101 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         self.stop_reason_ = reason
         self._table = table
         return self
+
+    def _fit_l2sgd(self, table, batch, mask, callback):
+        """SGD epochs (``_crf.sgd_epoch``) after calibrating the initial rate."""
+        K = table.n_labels
+        N = batch.n_sentences
+        c2 = float(self.c2)
+        lam = 2.0 * c2 / max(N, 1)
+        rng = np.random.default_rng(0)
+        mask_f = mask.astype(np.float64)
+
+        def epoch(sub, w, trans, order, t0, t, scale):
+            return kernels.sgd_epoch(table, sub, w, trans, mask_f, order, lam, t0, t, scale)
+
+        def theta_of(w, trans, scale):
+            return np.concatenate([scale * w, scale * trans[mask]])
+
+        # calibration (CRFsuite's l2sgd_calibration): one epoch on a sample per
+        # candidate rate, from zero weights; keep the rate with the lowest loss
+        sample_ids = np.sort(rng.permutation(N)[:min(N, int(self.calibration_samples))])
+        sample = kernels.sub_batch(batch, sample_ids)
+        n_s = sample.n_sentences
+        reg_share = c2 * n_s / max(N, 1)
+
+        def sample_loss(w, trans):
+            nll, _, _, _, _ = kernels.nll_and_gradient(table, sample, w, trans, np.zeros(K),
+                                                       np.zeros(K), [(0, n_s)])
+            return nll + reg_share * (w.dot(w) + (trans * trans).sum())
+
+        initial = sample_loss(np.zeros(table.n_state_features), np.zeros((K, K)))
+        eta = float(self.calibration_eta)
+        rate = float(self.calibration_rate)
+        best_eta, best_loss = eta, np.inf
+        candidates, trials, decreasing = int(self.calibration_candidates), 0, False
+        sample_order = rng.permutation(n_s).astype(np.int64)
+        while candidates > 0 and trials < int(self.calibration_max_trials):
+            w = np.zeros(table.n_state_features)
+            trans = np.zeros((K, K))
+            t0 = max(1.0 / (lam * eta), 1.0 + 1e-6)
+            try:
+                _, _, scale, status = epoch(sample, w, trans, sample_order, t0, 0.0, 1.0)
+                loss = sample_loss(scale * w, scale * trans) if status == 0 else np.inf
+            except FloatingPointError:
+                loss = np.inf
+            ok = bool(np.isfinite(loss) and loss < initial)
+            if ok:
+                candidates -= 1
+                if loss < best_loss:
+                    best_eta, best_loss = eta, loss
+            if self.verbose:
+                print("calibration: eta %.6g  loss %.4f%s" % (eta, loss, "" if ok else
+                                                               "  (worse than initial)"))
+            if not decreasing:
+                if ok and candidates > 0:
+                    eta *= rate
+                else:
+                    decreasing, candidates = True, int(self.calibration_candidates)
+                    eta = float(self.calibration_eta) / rate
+            else:
+                eta /= rate
+            trials += 1
+        if not np.isfinite(best_loss):
+            raise FloatingPointError("l2sgd calibration found no learning rate that lowers "
+                                     "the loss; lower calibration_eta")
+        self.learning_rate_ = best_eta
+        t0 = max(1.0 / (lam * best_eta), 1.0 + 1e-6)
+        w = np.zeros(table.n_state_features)
+        trans = np.zeros((K, K))
+        t, scale = 0.0, 1.0
+        max_epochs = self.max_iterations if self.max_iterations is not None else 1000
+        period, delta = int(self.period), float(self.delta)
+        losses = []
+        reason = "max_iterations reached"
+        k = 0
+        F = np.inf
+        for k in range(1, max_epochs + 1):
+            eta_now = 1.0 / (lam * (t0 + t))
+            nll, t, scale, status = epoch(batch, w, trans, rng.permutation(N).astype(np.int64),
+                                          t0, t, scale)
+            if status != 0:
+                raise FloatingPointError("l2sgd diverged in epoch %d (forward-backward "
+                                         "overflowed); lower calibration_eta" % k)
+            theta = theta_of(w, trans, scale)
+            F = nll + c2 * theta.dot(theta)
+            losses.append(F)
+            if not np.isfinite(F):
+                raise FloatingPointError("l2sgd diverged in epoch %d (non-finite loss)" % k)
+            if callback(k, theta, F, float("nan"), eta_now, N):
+                reason = "no dev improvement in %d epochs" % self.n_iter_no_change
+                break
+            if period and len(losses) > period:
+                old = losses[len(losses) - 1 - period]
+                if (old - F) / max(abs(F), 1e-300) < delta:
+                    reason = "relative decrease over %d epochs below delta" % period
+                    break
+        return theta_of(w, trans, scale), float(F), k, reason
 
     # -------------------------------------------------------------- predict --
     def _state_table(self):

@@ -372,7 +372,7 @@ def test_bad_input_raises_clearly():
     with pytest.raises(ValueError, match="X_dev and y_dev"):
         CRF().fit(feats, Y, X_dev=feats)
     with pytest.raises(ValueError, match="algorithm"):
-        CRF(algorithm="l2sgd").fit(feats, Y)
+        CRF(algorithm="pa").fit(feats, Y)
     with pytest.raises(ValueError, match="c1"):
         CRF(c1=-1).fit(feats, Y)
     with pytest.raises(NotFittedError):
