@@ -1,7 +1,7 @@
 """``linclass demo``: every family trained and evaluated on data shipped with the package.
 
-One module per section -- ``sequence`` (POS tagger on the bundled UD English
-slice), ``parsing`` (PCFG and discriminative parser), ``structured``
+One module per section -- ``sequence`` (POS tagger, HMM and CRF on the bundled
+UD English slice), ``parsing`` (PCFG and discriminative parser), ``structured``
 (alignment, collective classification), ``margin`` (perceptron, linear and
 multi-class SVMs), ``kernel`` (SVC, kernel perceptron), ``erm`` (SGD, Mercer
 map, ridge / lasso), ``probabilistic`` (naive Bayes, logistic regression,
@@ -21,8 +21,8 @@ def _demos():
     from .structured import demo_alignment, demo_graph
     from .probabilistic import demo_probabilistic
     from .ranking import demo_ranking
-    from .sequence import demo_pos_tagger
-    return [demo_pos_tagger, demo_parsing, demo_alignment, demo_graph, demo_margin,
+    from .sequence import demo_crf_hmm, demo_pos_tagger
+    return [demo_pos_tagger, demo_crf_hmm, demo_parsing, demo_alignment, demo_graph, demo_margin,
             demo_kernel, demo_erm, demo_probabilistic, demo_ranking]
 
 

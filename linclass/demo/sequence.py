@@ -55,3 +55,47 @@ def demo_pos_tagger(quick=False):
     tags = tagger.predict([[(w,) for w in example]])[0]
     print("   " + " ".join("%s/%s" % wt for wt in zip(example, tags)))
     return acc
+
+
+def demo_crf_hmm(quick=False):
+    """The probabilistic taggers on the same data: a generative HMM, a CRF
+    trained by L-BFGS, and the confidence the CRF's marginals give."""
+    from ..datasets import load_bundled_ud_english
+    from ..sequence import CRF, HMM
+    train = load_bundled_ud_english("train")
+    test = load_bundled_ud_english("test")
+    if quick:
+        train = train[:800]
+    train_X = [s.column("form") for s in train]
+    train_Y = [s.column("upos") for s in train]
+    test_X = [s.column("form") for s in test]
+    test_Y = [s.column("upos") for s in test]
+    print("== Probabilistic taggers on the same UD English slice (%d training sentences)"
+          % len(train_X))
+    t0 = time.perf_counter()
+    hmm = HMM().fit(train_X, train_Y)
+    hmm_s = time.perf_counter() - t0
+    hmm_acc = hmm.score(test_X, test_Y)
+    print("   HMM (add-one smoothed counts, Viterbi): test accuracy %.4f, trained in %.2fs"
+          % (hmm_acc, hmm_s))
+    iterations = 15 if quick else 30
+    t0 = time.perf_counter()
+    crf = CRF(features="pos", c2=1.0, max_iterations=iterations).fit(train_X, train_Y)
+    crf_s = time.perf_counter() - t0
+    crf_acc = crf.score(test_X, test_Y)
+    print("   CRF (L-BFGS, L2 c2=1, %d iterations): test accuracy %.4f, trained in %.2fs"
+          % (crf.n_iter_, crf_acc, crf_s))
+    marginals = crf.predict_marginals(test_X)
+    predicted = crf.predict(test_X)
+    confidence, wrong = [], []
+    for ms, ps, gs in zip(marginals, predicted, test_Y):
+        for m, p, g in zip(ms, ps, gs):
+            confidence.append(m[p])
+            wrong.append(p != g)
+    order = sorted(range(len(confidence)), key=confidence.__getitem__)
+    low = order[:len(order) // 10]
+    err_low = sum(wrong[i] for i in low) / max(len(low), 1)
+    err_all = sum(wrong) / max(len(wrong), 1)
+    print("   error rate on the 10%% least confident tokens (CRF marginals): %.3f, overall %.3f"
+          % (err_low, err_all))
+    return hmm_acc, crf_acc, err_low, err_all
