@@ -63,6 +63,50 @@ def _dask_rows(X, n_partitions):
 NOTES = []
 
 
+def _conll2000(data_dir, quick):
+    from linclass.datasets import load_conll2000
+
+    def split(sentences):
+        return [[tuple(r[:2]) for r in s] for s in sentences], [[r[2] for r in s]
+                                                                for s in sentences]
+    train = load_conll2000("train", data_home=data_dir)
+    if quick:
+        train = train[:3000]
+    return split(train) + split(load_conll2000("test", data_home=data_dir))
+
+
+def _tagger_reference(X, Y, Xt, Yt):
+    from linclass.metrics import chunk_f1
+    from linclass.sequence import SequenceTagger
+    start = time.perf_counter()
+    model = SequenceTagger(features="chunking", random_state=0).fit(X, Y)
+    seconds = time.perf_counter() - start
+    return seconds, chunk_f1(Yt, model.predict(Xt)), model.n_iter_
+
+
+def _tagger_row(rows, client, n_workers, data, reference):
+    """SequenceTagger by iterative parameter mixing on 2 bag partitions."""
+    import dask.bag as db
+    import linclass.distributed as ld
+    from linclass.metrics import chunk_f1
+    from linclass.sequence import SequenceTagger
+    X, Y, Xt, Yt = data
+    Xb, Yb = db.from_sequence(X, npartitions=2), db.from_sequence(Y, npartitions=2)
+    info = {}
+    start = time.perf_counter()
+    model = ld.fit(SequenceTagger(features="chunking", random_state=0), Xb, Yb, client=client,
+                   info=info)
+    seconds = time.perf_counter() - start
+    ref_seconds, ref_f1, ref_epochs = reference
+    rows.append(_harness.make_row(
+        "SequenceTagger chunking (IPM, 2 partitions), %d worker%s"
+        % (n_workers, "s" * (n_workers > 1)), "CoNLL-2000 %d sent" % len(X), "in-memory fit",
+        ref_seconds, seconds, "F1 %.4f" % ref_f1, "F1 %.4f" % chunk_f1(Yt, model.predict(Xt)),
+        note="%d rounds of 1 epoch, %.3f s/round (in-memory: %d epochs); wall time includes "
+             "shipping the sentences, the vocabulary pass and featurisation on the workers; "
+             "1 timed run" % (info["rounds"], info["seconds_per_round"], ref_epochs)))
+
+
 def run(quick, data_dir):
     import linclass.distributed as ld
     from linclass.linear import LogisticRegression, MultinomialNB, Perceptron
@@ -81,6 +125,8 @@ def run(quick, data_dir):
         lambda: Perceptron(average=True, max_iter=10, random_state=0).fit(X, y), 1)
     lr_evals = None
     measured = {}
+    tagger_data = _conll2000(data_dir, quick)
+    tagger_ref = _tagger_reference(*tagger_data)
     for n_workers in (1, 2):
         cluster, client = _cluster(n_workers)
         try:
@@ -120,6 +166,7 @@ def run(quick, data_dir):
                 note="%d rounds, %.3f s/round (in-memory: %d iterations); 1 timed run"
                      % (info["rounds"], info["seconds_per_round"], lr_ref.n_iter_[0])))
             lr_evals = info["rounds"]
+            _tagger_row(rows, client, n_workers, tagger_data, tagger_ref)
         finally:
             client.close()
             cluster.close()

@@ -8,15 +8,18 @@ reduction for naive Bayes (``naive_bayes``), L-BFGS on the driver over loss
 and gradient sums from the workers for logistic regression (``logistic``),
 CoCoA+ with a local dual coordinate descent (``_core._cocoa``) for LinearSVC
 (``svm``), iterative parameter mixing for the (averaged) Perceptron
-(``perceptron``).
+(``perceptron``) and for the sequence tagger on dask bags of sentences
+(``sequence``, with :func:`conll_bags` reading sharded CoNLL files).
 ``partitions`` turns dask collections into validated shards and runs tasks
 on a ``distributed.Client`` or on dask's local scheduler (``runner``).
 
-May import: ``linclass.linear`` (public names only), ``linclass._core``,
+May import: ``linclass.linear``, ``linclass.sequence``, ``linclass.datasets`` (public
+names only), ``linclass._core``,
 ``linclass._validation``, ``linclass.base``, ``linclass.exceptions``.
 Dask itself is imported lazily inside functions: ``import linclass`` and
 ``import linclass.distributed`` never need it (``pip install linclass[dask]``).
 """
 from .api import DistributedError, fit
+from .sequence import conll_bags
 
-__all__ = ["DistributedError", "fit"]
+__all__ = ["DistributedError", "conll_bags", "fit"]

@@ -42,6 +42,9 @@ def _resolve_client(client):
 
 def _algorithm(estimator):
     from ..linear import BernoulliNB, LinearSVC, LogisticRegression, MultinomialNB, Perceptron
+    from ..sequence import SequenceTagger
+    if isinstance(estimator, SequenceTagger):
+        return "tagger"
     if isinstance(estimator, (MultinomialNB, BernoulliNB)):
         return "naive_bayes"
     if isinstance(estimator, LogisticRegression):
@@ -51,7 +54,8 @@ def _algorithm(estimator):
     if isinstance(estimator, Perceptron):
         return "perceptron"
     raise TypeError("linclass.distributed.fit has no distributed algorithm for %s; supported: "
-                    "MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC, Perceptron"
+                    "MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC, Perceptron, "
+                    "SequenceTagger"
                     % type(estimator).__name__)
 
 
@@ -61,9 +65,10 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
 
     Parameters
     ----------
-    estimator : MultinomialNB, BernoulliNB or LogisticRegression
+    estimator : MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC, Perceptron
+        or SequenceTagger
         Its parameters are used as they are; it is fitted in place and returned.
-    X : dask.array.Array, shape (n_samples, n_features)
+    X : dask.array.Array, shape (n_samples, n_features), or dask.bag.Bag of sentences
         Dense (numpy) or scipy-sparse chunks, one column chunk (rows whole).
         Each row chunk is a partition; empty partitions are allowed.
     y : dask array or array-like, shape (n_samples,)
@@ -100,13 +105,29 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
       duality gap;
     * Perceptron (plain or averaged): iterative parameter mixing (McDonald, Hall
       & Mann, 2010), one epoch per partition and round, the averaging sums mixed
-      too.
+      too;
+    * SequenceTagger (trainer="perceptron", order 1 or 2): ``X`` and ``y`` are
+      dask bags of sentences and label sequences partitioned alike (see
+      :func:`conll_bags`); the label set and the feature vocabulary are built
+      over all partitions first (the same feature ids as ``fit`` on the
+      concatenation), then iterative parameter mixing of the structured
+      perceptron, one epoch per partition and round (see
+      :mod:`linclass.distributed.sequence`).
     """
     start = time.perf_counter()
     info = {} if info is None else info
     algorithm = _algorithm(estimator)
     import_dask()
     runner = Runner(_resolve_client(client))
+    if algorithm == "tagger":
+        if sample_weight is not None:
+            raise ValueError("SequenceTagger takes no sample_weight")
+        from .sequence import fit_tagger
+        with runner.driver_context():
+            fit_tagger(estimator, X, y, runner, info, max_rounds=max_rounds)
+        info["seconds"] = time.perf_counter() - start
+        info["n_partitions"] = X.npartitions
+        return estimator
     partitions = row_partitions(X, y, sample_weight)
     delayed = runner.dask.delayed
     with runner.driver_context():

@@ -11,7 +11,9 @@ same floating-point result) on both back ends:
   (on the workers for a client), only the root comes back;
 * ``map_persist(f, handles, *args)`` -- new handles ``f(h, *args)`` that stay on the workers;
 * ``map_update(f, handles, combine, *args)`` -- ``f`` returns (new state, output): the
-  states stay on the workers as new handles, the outputs are tree-combined.
+  states stay on the workers as new handles, the outputs are tree-combined;
+* ``fold(f, initial, handles, *args)`` -- ``acc = f(acc, h, *args)`` partition after
+  partition, the accumulator travelling between workers (a sequential pass).
 
 Large arguments (weight vectors) are scattered once per call, to every worker.
 Failures of the cluster (closed client, lost workers, broken connections)
@@ -256,6 +258,20 @@ class Runner:
             result = root.result()
             _wait(states)
             return states, result
+
+    def fold(self, function, initial, handles, *args):
+        """``acc = function(acc, h, *args)`` over the handles in order, starting from
+        ``initial``; the accumulator moves from worker to worker, the last comes back."""
+        with self._guard():
+            if self.client is None:
+                acc = initial
+                for h in handles:
+                    acc = _on_worker(function, acc, h, *args)
+                return acc
+            acc = initial
+            for h in handles:
+                acc = self.client.submit(_on_worker, function, acc, h, *args, pure=False)
+            return acc.result() if handles else initial
 
     def release(self, handles):
         """Drop partition data held on the workers."""

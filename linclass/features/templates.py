@@ -711,6 +711,36 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             return self._template_transform(compiled, sentences, fitting=False)
         return self._template_transform(compiled, sentences, fitting=False, grow=True)
 
+    def prune(self, min_count):
+        """Drop the features seen fewer than ``min_count`` times in the data
+        that built the vocabulary (``fit`` plus every ``partial_fit``);
+        the kept features are renumbered in their order.  Returns self.
+
+        Growing a vocabulary shard by shard with ``partial_fit`` and then
+        pruning gives the vocabulary, with the same ids, that ``fit`` with
+        ``min_count`` gives on the shards concatenated (first-occurrence
+        order, global counts): the distributed tagger builds its feature
+        space this way.  Not available in hashing mode.
+        """
+        self._check_fitted()
+        if isinstance(min_count, bool) or not isinstance(min_count, numbers.Integral) \
+                or min_count < 1:
+            raise ValueError("min_count must be an integer >= 1, got %r" % (min_count,))
+        if self.n_hash is not None:
+            raise ValueError("a hashed feature space (n_hash) has no vocabulary to prune")
+        counts = np.asarray(self.feature_counts_, dtype=np.int64)
+        keep = counts >= min_count
+        if self._compiled() is None:
+            self.attributes_ = [a for a, k in zip(self.attributes_, keep.tolist()) if k]
+            self._attribute_index = None
+        else:
+            self.feature_keys_ = np.ascontiguousarray(self.feature_keys_[keep])
+            self._table = None
+            self._type_cache = None
+        self.feature_counts_ = counts[keep]
+        self.n_features_ = int(keep.sum())
+        return self
+
     def get_feature_names_out(self, input_features=None):
         """Feature name of each column of ``X`` (object array of str).
 

@@ -6,6 +6,8 @@ References: the in-memory fits on the same rows.
 """
 import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -106,3 +108,37 @@ def test_a_closed_client_is_refused_and_the_estimator_left_unfitted(client):
     with pytest.raises(ld.DistributedError, match="not running"):
         ld.fit(model, Xd, y, client=other)
     assert not hasattr(model, "coef_")
+
+
+def test_sequence_tagger_on_two_worker_processes_equals_the_in_process_run(client, tmp_path):
+    from linclass.datasets import load_bundled_ud_english, write_conll
+    from linclass.sequence import SequenceTagger
+    sentences = load_bundled_ud_english("train")[:400]
+    paths = []
+    for k in range(2):
+        path = tmp_path / ("part%d.conll" % k)
+        part = sentences[k * 200:(k + 1) * 200]
+        write_conll([list(zip(s.column("form"), s.column("upos"))) for s in part], path)
+        paths.append(path)
+    Xb, Yb = ld.conll_bags(paths, token_columns=(0,), label_column=1)
+    info = {}
+    remote = ld.fit(SequenceTagger(max_iter=4, random_state=3), Xb, Yb, client=client,
+                    info=info)
+    assert info["rounds"] == 4
+    # the reference runs in a process without a client (the fixture's client is
+    # this process's default client): dask's synchronous scheduler
+    code = ("import dask, linclass.distributed as ld\n"
+            "from linclass.sequence import SequenceTagger\n"
+            "with dask.config.set(scheduler='synchronous'):\n"
+            "    m = ld.fit(SequenceTagger(max_iter=4, random_state=3),\n"
+            "               *ld.conll_bags(%r, token_columns=(0,), label_column=1))\n"
+            "m.save(%r)\n" % ([str(p) for p in paths], str(tmp_path / "local.npz")))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(pathlib.Path(linclass.__file__).resolve().parents[1])]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    local = linclass.load(tmp_path / "local.npz")
+    assert np.array_equal(remote.emission_, local.emission_)
+    assert np.array_equal(remote.transitions_, local.transitions_)
