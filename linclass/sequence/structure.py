@@ -6,7 +6,9 @@ an int array of label codes.  The weight vector is laid out as
     [ W (n_features x K, row-major) | trans (K x K) | start (K) | stop (K) | trans2 (K**3) ]
 
 ``decode`` and ``loss_augmented_decode`` run the Cython Viterbi kernel on
-views of that vector (no copy); the loss is the Hamming loss.  The fused
+views of that vector (no copy); the loss is the Hamming loss by default (or a
+weighted Hamming loss with a label-cost matrix, or the 0/1 loss), with exact
+slack-rescaled decoding for the Hamming and 0/1 losses.  The fused
 perceptron epoch of :class:`linclass.SequenceTagger` is the fast path of the
 same model; the generic :class:`StructuredPerceptron` on this structure gives
 the same weights (tested).
@@ -86,7 +88,7 @@ class SentenceBatch:
 
 
 class SequenceStructure(Structure):
-    """Linear-chain CRF-style structure with Hamming loss.
+    """Linear-chain CRF-style structure with a Hamming, weighted Hamming or 0/1 loss.
 
     Parameters
     ----------
@@ -95,18 +97,61 @@ class SequenceStructure(Structure):
     n_labels : int
     order : {1, 2}
     loss_weight : float
-        Scale of the Hamming loss in loss-augmented decoding.
+        Scale of the loss (``loss_weight * loss``).
+    loss : {"hamming", "zero_one"}, default="hamming"
+        ``"hamming"``: the number of mislabelled tokens, or with
+        ``label_cost`` the sum of ``label_cost[y_t, y'_t]`` (weighted
+        Hamming).  ``"zero_one"``: 1 when the sequences differ anywhere;
+        loss-augmented decoding then needs the best path other than the
+        gold one, found exactly from the max-product forward and backward
+        messages (the second-best path differs from the best at some token).
+    label_cost : array (K, K) or None
+        Cost of predicting label ``j`` for a token of label ``i``
+        (non-negative, zero diagonal); only with ``loss="hamming"``.
+        Loss-augmented Viterbi adds ``label_cost[gold_t]`` to token ``t``'s
+        label scores (as ``K`` extra "gold label" attributes whose weights are
+        the cost rows).
+
+    Slack rescaling (``StructuredSVM(rescaling="slack")``) is exact for the
+    Hamming loss -- by dynamic programming over (token, label, number of
+    mistakes): the best path at each Hamming distance ``d``, then the
+    ``d`` that maximises ``d (1 + s_d - s_gold)`` (Bauer, Görnitz, Braun,
+    Müller 2014) -- and for the 0/1 loss (the best non-gold path); both for
+    ``order=1``.  With ``label_cost`` or ``order=2`` it is refused when the
+    learner is configured.
     """
 
-    def __init__(self, n_token_features, n_labels, order=1, loss_weight=1.0):
+    def __init__(self, n_token_features, n_labels, order=1, loss_weight=1.0, loss="hamming",
+                 label_cost=None):
         if n_labels < 1 or n_token_features < 1:
             raise ValueError("need at least one label and one token feature")
         if order not in (1, 2):
             raise ValueError("order must be 1 or 2")
+        if loss not in ("hamming", "zero_one"):
+            raise ValueError("loss must be 'hamming' or 'zero_one', got %r" % (loss,))
+        if not (np.isfinite(loss_weight) and loss_weight > 0):
+            raise ValueError("loss_weight must be a finite number > 0, got %r" % (loss_weight,))
+        if loss == "zero_one" and order != 1:
+            raise ValueError("loss='zero_one' needs order=1 (its loss-augmented decoding "
+                             "uses first-order max-marginals)")
+        if label_cost is not None:
+            if loss != "hamming":
+                raise ValueError("label_cost weights the Hamming loss: use loss='hamming'")
+            label_cost = np.array(label_cost, dtype=np.float64)
+            if label_cost.shape != (n_labels, n_labels):
+                raise ValueError("label_cost must be (n_labels, n_labels) = (%d, %d), got %r"
+                                 % (n_labels, n_labels, label_cost.shape))
+            if not np.all(np.isfinite(label_cost)) or label_cost.min() < 0:
+                raise ValueError("label_cost must be finite and non-negative")
+            if np.any(np.diag(label_cost) != 0):
+                raise ValueError("label_cost must have a zero diagonal (a correct label "
+                                 "costs nothing)")
         self.n_token_features = int(n_token_features)
         self.n_labels = int(n_labels)
         self.order = order
         self.loss_weight = float(loss_weight)
+        self.loss_kind = loss
+        self.label_cost = label_cost
         F, K = self.n_token_features, self.n_labels
         self._o_trans = F * K
         self._o_start = self._o_trans + K * K
@@ -187,10 +232,168 @@ class SequenceStructure(Structure):
         return self._viterbi(w, x)
 
     def loss_augmented_decode(self, w, x, y):
+        if self.loss_kind == "zero_one":
+            return self._zero_one_augmented(w, x, y, slack=False)
+        if self.label_cost is not None:
+            return self._cost_viterbi(w, x, y)
         return self._viterbi(w, x, gold=y)
 
     def loss(self, y, y_hat):
-        return self.loss_weight * float(np.sum(np.asarray(y) != np.asarray(y_hat)))
+        y, y_hat = np.asarray(y, dtype=np.int64), np.asarray(y_hat, dtype=np.int64)
+        if self.loss_kind == "zero_one":
+            return self.loss_weight * float(not np.array_equal(y, y_hat))
+        if self.label_cost is not None:
+            return self.loss_weight * float(self.label_cost[y, y_hat].sum())
+        return self.loss_weight * float(np.sum(y != y_hat))
+
+    def supports_slack_rescaling(self):
+        return self.order == 1 and self.label_cost is None
+
+    def slack_rescaled_decode(self, w, x, y):
+        """``argmax_y' loss(y, y') (1 + s(y') - s(y))``, exactly (order 1, Hamming or 0/1)."""
+        if not self.supports_slack_rescaling():
+            raise ValueError("slack rescaling needs order=1 and no label_cost")
+        if self.loss_kind == "zero_one":
+            return self._zero_one_augmented(w, x, y, slack=True)
+        return self._hamming_slack(w, x, y)
+
+    # -- exact decoders on dense scores (order 1) --------------------------
+    def _dense_scores(self, w, x, gold):
+        """(E (n, K) with start/stop added, trans (K, K)) for one sentence."""
+        W, trans, _, start, stop = self.unpack(np.asarray(w, dtype=np.float64))
+        g = np.ascontiguousarray(gold, dtype=np.int64)
+        if len(g) != len(x):
+            raise ValueError("%d labels for a sentence of %d tokens" % (len(g), len(x)))
+        self._check_rows(x, g)
+        n = len(x)
+        E = np.zeros((n, self.n_labels))
+        rows = np.repeat(np.arange(n), np.diff(x.indptr))
+        np.add.at(E, rows, np.asarray(x.data, np.float64)[:, None] * W[x.indices])
+        if n:
+            E[0] += start
+            E[n - 1] += stop
+        return E, trans, g
+
+    @staticmethod
+    def _path_score(E, trans, y):
+        n = len(y)
+        return float(E[np.arange(n), y].sum() + trans[y[:n - 1], y[1:]].sum()) if n else 0.0
+
+    def _zero_one_augmented(self, w, x, y, slack):
+        """The best path if it is not the gold one, else the best non-gold path (from
+        the max-marginals: best path through (t, k) = alpha_t[k] + beta_t[k]),
+        returned when it beats the gold path under the (margin or slack) objective."""
+        E, trans, g = self._dense_scores(w, x, y)
+        n, K = E.shape
+        if n == 0:
+            return g.astype(np.int32)
+        alpha = np.empty((n, K))
+        back = np.zeros((n, K), dtype=np.int64)
+        alpha[0] = E[0]
+        for t in range(1, n):
+            cand = alpha[t - 1][:, None] + trans
+            back[t] = np.argmax(cand, axis=0)
+            alpha[t] = E[t] + cand[back[t], np.arange(K)]
+        beta = np.zeros((n, K))
+        fwd = np.zeros((n, K), dtype=np.int64)
+        for t in range(n - 2, -1, -1):
+            cand = trans + (E[t + 1] + beta[t + 1])[None, :]
+            fwd[t] = np.argmax(cand, axis=1)
+            beta[t] = cand[np.arange(K), fwd[t]]
+        through = alpha + beta
+        best = through.copy()
+        best[np.arange(n), g] = -np.inf            # paths leaving the gold label somewhere
+        if K == 1:
+            return g.astype(np.int32)
+        t_star, k_star = np.unravel_index(int(np.argmax(best)), best.shape)
+        path = np.empty(n, dtype=np.int64)
+        path[t_star] = k_star
+        for t in range(t_star, 0, -1):
+            path[t - 1] = back[t][path[t]]
+        for t in range(t_star, n - 1):
+            path[t + 1] = fwd[t][path[t]]
+        s_gold = self._path_score(E, trans, g)
+        s_path = float(best[t_star, k_star])
+        if slack:
+            better = 1.0 + s_path - s_gold > 0.0
+        else:
+            better = s_path + self.loss_weight > s_gold
+        return (path if better else g).astype(np.int32)
+
+    def _hamming_slack(self, w, x, y):
+        """Dynamic programme over (token, Hamming distance, label): the best prefix score
+        for every number of mistakes; then the distance d maximising
+        d * (1 + s_d - s_gold) (Bauer et al. 2014)."""
+        E, trans, g = self._dense_scores(w, x, y)
+        n, K = E.shape
+        if n == 0:
+            return g.astype(np.int32)
+        D = n + 1
+        miss = np.ones((n, K))
+        miss[np.arange(n), g] = 0.0
+        neg = -np.inf
+        best = np.full((D, K), neg)
+        best[miss[0].astype(np.int64), np.arange(K)] = E[0]
+        back = np.zeros((n, D, K), dtype=np.int64)
+        for t in range(1, n):
+            cand = best[:, :, None] + trans[None, :, :]          # (d, prev, k)
+            arg = np.argmax(cand, axis=1)                          # (d, k)
+            val = np.take_along_axis(cand, arg[:, None, :], axis=1)[:, 0, :] + E[t]
+            new = np.full((D, K), neg)
+            # correct label at t: distance unchanged; wrong label: distance + 1
+            correct = g[t]
+            new[:, correct] = val[:, correct]
+            back[t][:, correct] = arg[:, correct]
+            wrong = np.arange(K) != correct
+            new[1:, wrong] = val[:D - 1, wrong]
+            back[t][1:, wrong] = arg[:D - 1, wrong]
+            best = new
+        s_gold = self._path_score(E, trans, g)
+        ends = best.max(axis=1)                                   # s_d
+        d = np.arange(D, dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            value = np.where(np.isfinite(ends), d * (1.0 + ends - s_gold), neg)
+        value[0] = 0.0
+        d_star = int(np.argmax(value))
+        if d_star == 0 or value[d_star] <= 0.0:
+            return g.astype(np.int32)
+        path = np.empty(n, dtype=np.int64)
+        path[n - 1] = int(np.argmax(best[d_star]))
+        dist = d_star
+        for t in range(n - 1, 0, -1):
+            k = path[t]
+            prev = back[t][dist, k]
+            if k != g[t]:
+                dist -= 1
+            path[t - 1] = prev
+        return path.astype(np.int32)
+
+    def _cost_viterbi(self, w, x, y):
+        """Loss-augmented Viterbi for the weighted Hamming loss of one sentence."""
+        batch = SentenceBatch(x.indices, x.data, x.indptr, x.offsets)
+        return self._batch_cost_viterbi(w, batch, [y])[0]
+
+    def _batch_cost_viterbi(self, w, X, Y):
+        """Viterbi on the token features plus one "gold label" attribute per token whose
+        weight row is ``loss_weight * label_cost[gold]``: the cost-augmented argmax."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        W, trans, trans2, start, stop = self.unpack(w)
+        gold = X.concat(Y)
+        n_tok = int(X.offsets[len(X.offsets) - 1])
+        if len(gold) != n_tok:
+            raise ValueError("%d labels for %d tokens" % (len(gold), n_tok))
+        self._check_rows(X, gold)
+        F = self.n_token_features
+        W_aug = np.vstack([W, self.loss_weight * self.label_cost])
+        ends = X.indptr[1:]
+        indices = np.insert(X.indices, ends, (F + gold).astype(np.int32)).astype(np.int32)
+        data = np.insert(X.data, ends, 1.0)
+        indptr = (X.indptr + np.arange(n_tok + 1)).astype(np.int32)
+        out = np.zeros(n_tok, dtype=np.int32)
+        scores = np.zeros(len(X))
+        _sequence.viterbi_batch(W_aug, trans, trans2, start, stop, indices, data, indptr,
+                                X.offsets, out, scores, order=self.order)
+        return X.split(out)
 
     # -- fast path: whole data set per call ------------------------------
     def batch_inputs(self, X):
@@ -216,9 +419,16 @@ class SequenceStructure(Structure):
         return self._batch_viterbi(w, X)
 
     def batch_loss_augmented_decode(self, w, X, Y):
+        if self.loss_kind == "zero_one":
+            return [self._zero_one_augmented(w, X[i], Y[i], slack=False)
+                    for i in range(len(X))]
+        if self.label_cost is not None:
+            return self._batch_cost_viterbi(w, X, Y)
         return self._batch_viterbi(w, X, Y)
 
     def batch_loss(self, Y, Y_hat):
+        if self.loss_kind == "zero_one" or self.label_cost is not None:
+            return np.array([self.loss(y, yh) for y, yh in zip(Y, Y_hat)], dtype=np.float64)
         out = np.empty(len(Y))
         for i, (y, yh) in enumerate(zip(Y, Y_hat)):
             out[i] = np.count_nonzero(np.asarray(y) != np.asarray(yh))
@@ -232,8 +442,8 @@ class SequenceStructure(Structure):
         the Hamming-loss-augmented Viterbi, the exact line search and the
         update of a sentence happen in one kernel call per pass.
         """
-        if self.order != 1:
-            return None
+        if self.order != 1 or self.loss_kind != "hamming" or self.label_cost is not None:
+            return None            # the fused pass knows the plain Hamming loss only
         return _SequenceBCFW(self, X, Y, C, average)
 
     def _flat_parts(self, X, Y):
