@@ -170,12 +170,12 @@ def _task_structures():
     from linclass.alignment.structure import AlignmentStructure
     from linclass.graph.structure import GraphStructure
     from linclass.parsing.grammar import GrammarStructure
-    return [AlignmentStructure, GraphStructure, GrammarStructure, SequenceStructure]
+    return [AlignmentStructure, GraphStructure, GrammarStructure]
 
 
 @pytest.mark.parametrize("method", ["bcfw", "1-slack", "n-slack"])
 def test_slack_rescaling_refused_at_fit_start(method):
-    s = NoDecodeYet(4, 2)
+    s = NoDecodeYet(4, 2, order=2)          # second order: no exact slack-rescaled argmax
     X, Y = random_sentences(3, 4, 2, seed=0)
     with pytest.raises(ValueError, match="rescaling='slack' is not available for NoDecodeYet"):
         StructuredSVM(s, rescaling="slack", method=method).fit(X, Y)
@@ -183,6 +183,10 @@ def test_slack_rescaling_refused_at_fit_start(method):
         assert not supports_slack_rescaling(cls.__new__(cls)), cls
     assert supports_slack_rescaling(MultiClassStructure(2, 2))
     assert supports_slack_rescaling(TinyMultiLabel(2))
+    assert supports_slack_rescaling(SequenceStructure(4, 2))
+    assert supports_slack_rescaling(SequenceStructure(4, 2, loss="zero_one"))
+    assert not supports_slack_rescaling(SequenceStructure(4, 2, order=2))
+    assert not supports_slack_rescaling(SequenceStructure(4, 2, label_cost=[[0, 1], [2, 0]]))
 
 
 @pytest.mark.parametrize("method", ["bcfw", "1-slack", "n-slack"])
