@@ -226,6 +226,33 @@ class MercerMap(TransformerMixin, BaseEstimator):
         C = _kernel(X, self.landmarks_, self.kernel, float(gamma), self.degree, self.coef0)
         return C @ self.projection_
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns: ``mercermap0``, ``mercermap1``, ...
+
+        The components mix every input feature, so they are numbered as
+        scikit-learn numbers its ``Nystroem`` components.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Only checked against ``feature_names_in_`` (or ``n_features_in_``).
+
+        Returns
+        -------
+        ndarray of str objects, shape (n_components_,)
+        """
+        check_is_fitted(self, "projection_")
+        if input_features is not None:
+            input_features = list(input_features)
+            fitted = getattr(self, "feature_names_in_", None)
+            if fitted is not None and input_features != list(fitted):
+                raise ValueError("input_features is not equal to feature_names_in_")
+            if len(input_features) != self.n_features_in_:
+                raise ValueError("input_features should have length equal to the number of "
+                                 "features (%d), got %d"
+                                 % (self.n_features_in_, len(input_features)))
+        return np.array(["mercermap%d" % i for i in range(self.n_components_)], dtype=object)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True

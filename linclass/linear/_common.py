@@ -14,7 +14,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import (check_is_fitted, check_predict_X, check_target, encode_labels,
+from .._validation import (check_is_fitted, check_predict_X, check_target,
                            single_threaded_blas)
 
 __all__ = ["LinearDecisionMixin", "CheckedScoreMixin", "dense_or_csr_matmul", "log_softmax",
@@ -97,13 +97,18 @@ def log_softmax(scores):
 
 
 class CheckedScoreMixin:
-    """``score`` that refuses labels the model never saw (before ClassifierMixin)."""
+    """``score`` that validates ``y`` before predicting (before ClassifierMixin)."""
 
     def score(self, X, y, sample_weight=None):
-        """Mean accuracy; a label of ``y`` not in ``classes_`` raises ``ValueError``."""
+        """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given).
+
+        A label of ``y`` that is not in ``classes_`` can never be predicted
+        and counts as an error, as in scikit-learn (so a cross-validation fold
+        holding a class the training folds lack still gets a score); ``y``
+        itself is validated first (no NaN, no mix of strings and numbers).
+        """
         check_is_fitted(self, "classes_")
         y = check_target(y)
-        encode_labels(y, np.sort(self.classes_))
         return super().score(X, y, sample_weight=sample_weight)
 
 
