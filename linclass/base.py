@@ -10,10 +10,15 @@ import functools
 import inspect
 import threading
 import warnings
+from os import PathLike
+from typing import Any, Dict, Optional, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
+
+_Estimator = TypeVar("_Estimator", bound="BaseEstimator")
 
 # Methods whose first argument X is checked against the column names seen in
 # fit, and methods that (re)learn them.
@@ -187,7 +192,7 @@ class BaseEstimator:
             names.append(p.name)
         return sorted(names)
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """Parameters of this estimator (and of nested estimators when ``deep``)."""
         out = {}
         for name in self._get_param_names():
@@ -198,7 +203,7 @@ class BaseEstimator:
             out[name] = value
         return out
 
-    def set_params(self, **params):
+    def set_params(self: _Estimator, **params: Any) -> _Estimator:
         """Set parameters (``name`` or ``nested__name``); returns self."""
         if not params:
             return self
@@ -248,7 +253,7 @@ class BaseEstimator:
         self.__dict__.update(state)
 
     # -- persistence (see linclass.persistence) ---------------------------
-    def save(self, path):
+    def save(self, path: Union[str, "PathLike[str]"]) -> str:
         """Write the fitted model to ``path`` (``.npz`` + JSON metadata, no pickle).
 
         Load it back with :func:`linclass.load`.
@@ -381,8 +386,12 @@ class ClassifierMixin:
 
     _estimator_type = "classifier"
 
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given)."""
+    def score(self, X: Any, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given).
+
+        A label of ``y`` the model never saw in training counts as an error
+        (it can never be predicted), as in scikit-learn.
+        """
         from .metrics.classification import accuracy_score
         return accuracy_score(y, self.predict(X), sample_weight=sample_weight)
 
@@ -400,7 +409,8 @@ class RegressorMixin:
 
     _estimator_type = "regressor"
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: Any, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> float:
+        """Coefficient of determination R^2 of ``predict(X)`` against ``y``."""
         y = np.asarray(y, dtype=np.float64)
         pred = np.asarray(self.predict(X), dtype=np.float64)
         w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
@@ -420,7 +430,8 @@ class RegressorMixin:
 class TransformerMixin:
     """``fit_transform`` = ``fit`` then ``transform``."""
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X: Any, y: Optional[ArrayLike] = None, **fit_params: Any) -> Any:
+        """``fit(X, y, **fit_params)`` then ``transform(X)``."""
         return self.fit(X, y, **fit_params).transform(X)
 
     def __sklearn_tags__(self):

@@ -41,6 +41,7 @@ import math
 import numbers
 import os
 import zipfile
+from typing import Any, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -211,7 +212,7 @@ def _digest(meta_bytes, arrays):
     return h.hexdigest()
 
 
-def save_model(model, path):
+def save_model(model: Any, path: Union[str, "os.PathLike[str]"]) -> str:
     """Write ``model`` to ``path`` in the format described above; returns the path."""
     if not _is_savable(model):
         raise TypeError("save_model expects a linclass estimator, got %s" % type(model).__name__)
@@ -320,7 +321,7 @@ def _check_loaded(model):
         check()
 
 
-def load(path, *, max_bytes=MAX_BYTES):
+def load(path: Union[str, "os.PathLike[str]"], *, max_bytes: int = MAX_BYTES) -> Any:
     """Load a model written by ``model.save(path)``.
 
     Loading never runs code named by the file: the class comes from the

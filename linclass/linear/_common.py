@@ -10,9 +10,11 @@ kernels read.  Input checks are not here: they are the contract of
 """
 import numbers
 import os
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .._validation import (check_is_fitted, check_predict_X, check_target,
                            single_threaded_blas)
@@ -64,7 +66,7 @@ class LinearDecisionMixin:
     match, and ``classes_``.
     """
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
         """Scores ``X @ coef_.T + intercept_``.
 
         Returns shape (n_samples,) for a binary problem (positive means
@@ -74,7 +76,7 @@ class LinearDecisionMixin:
         scores = dense_or_csr_matmul(X, self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
         """Class labels: the highest score (ties go to the first class)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -99,7 +101,7 @@ def log_softmax(scores):
 class CheckedScoreMixin:
     """``score`` that validates ``y`` before predicting (before ClassifierMixin)."""
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: Any, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> float:
         """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given).
 
         A label of ``y`` that is not in ``classes_`` can never be predicted

@@ -15,8 +15,10 @@ Shalev-Shwartz, Singer, Srebro & Cotter (2011), "Pegasos: primal estimated
 sub-gradient solver for SVM", Mathematical Programming 127.
 """
 import warnings
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._core import _linear_svm
 from ._common import LinearDecisionMixin, map_threads
@@ -182,7 +184,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("multi_class must be 'ovr' or 'crammer_singer', got %r"
                              % (self.multi_class,))
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Any, y: ArrayLike,
+            sample_weight: Optional[ArrayLike] = None) -> "LinearSVC":
         """Fit the model.
 
         Parameters
