@@ -336,9 +336,16 @@ def load(path: Union[str, "os.PathLike[str]"], *, max_bytes: int = MAX_BYTES) ->
     max_bytes : int, default 2**30
         Refuse files whose arrays take more than this many bytes uncompressed.
 
-    Raises :class:`~linclass.exceptions.ModelFormatError` for a file that is
-    not a linclass model, was modified after saving, is inconsistent, too
-    large, or was written by a newer format version.
+    Returns
+    -------
+    BaseEstimator
+        The fitted model, of the class named in the file.
+
+    Raises
+    ------
+    ModelFormatError
+        A file that is not a linclass model, was modified after saving, is
+        inconsistent, too large, or was written by a newer format version.
     """
     filename = os.fspath(path)
     try:

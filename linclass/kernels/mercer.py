@@ -151,9 +151,9 @@ class MercerMap(TransformerMixin, BaseEstimator):
     landmarks_ : ndarray or CSR matrix of shape (m, n_features)
     landmark_indices_ : ndarray of shape (m,)
         Rows of the training data used as landmarks.
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (``n_components_``,)
         Kept eigenvalues of ``K_mm``, largest first.
-    projection_ : ndarray of shape (m, n_components_)
+    projection_ : ndarray of shape (m, ``n_components_``)
         ``U Lambda^{-1/2}``: ``transform(X) = k(X, X_m) @ projection_``.
     n_components_ : int
     n_features_in_ : int
@@ -216,7 +216,7 @@ class MercerMap(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """``phi(X) = k(X, X_m) U Lambda^{-1/2}``, shape (n_samples, n_components_)."""
+        """``phi(X) = k(X, X_m) U Lambda^{-1/2}``, shape (n_samples, ``n_components_``)."""
         check_is_fitted(self, "projection_")
         X = check_X(X)
         if X.shape[1] != self.n_features_in_:
@@ -239,7 +239,7 @@ class MercerMap(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of str objects, shape (n_components_,)
+        ndarray of str objects, shape (``n_components_``,)
         """
         check_is_fitted(self, "projection_")
         if input_features is not None:
