@@ -4,6 +4,15 @@
 scikit-learn's ``clone``, ``Pipeline`` and ``GridSearchCV``), a ``__repr__``
 showing non-default parameters, and ``save``.  :class:`ClassifierMixin` adds
 ``score`` (accuracy) and the classifier tags scikit-learn looks for.
+
+Data frames (pandas, polars, anything with ``.columns`` of strings): ``fit``,
+``partial_fit`` and ``fit_transform`` of every estimator record
+``feature_names_in_``, and ``predict``, ``predict_proba``,
+``predict_log_proba``, ``decision_function``, ``transform``, ``score`` and
+``score_samples`` refuse reordered, renamed or missing columns with
+scikit-learn's message (:func:`check_feature_names`).  The subclass hook
+``BaseEstimator.__init_subclass__`` wraps those methods once per class; the
+check runs at the outermost call only, where the user's data enters.
 """
 import contextlib
 import functools
