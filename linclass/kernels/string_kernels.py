@@ -121,6 +121,7 @@ class SequenceKernel(Kernel):
         return A, B, a, b, vocabulary
 
     def n_samples(self, X):
+        """Number of samples in ``X`` (rows of a matrix, or items of a sequence)."""
         return len(_check_sequences(X, "X"))
 
 

@@ -506,6 +506,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]

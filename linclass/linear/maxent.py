@@ -689,11 +689,14 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return scores.reshape(n_samples, len(self.classes_))
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
     def predict_log_proba(self, X):
+        """Log of the class probabilities, shape (n_samples, n_classes), without underflow."""
         return log_softmax(self.decision_function(X))
 
     def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
         return np.exp(self.predict_log_proba(X))
 
