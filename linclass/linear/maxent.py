@@ -672,7 +672,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ predict --
     def decision_function(self, X):
-        """Scores ``lam . f(x, y)`` of every class, shape (n_samples, n_classes)."""
+        """Scores ``lam @ f(x, y)`` of every class, shape (n_samples, n_classes)."""
         check_is_fitted(self, "coef_")
         F, n_samples = self._joint_matrix(X, fitting=False)
         n_weights = self.coef_.shape[0]
