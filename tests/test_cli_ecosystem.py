@@ -206,3 +206,15 @@ def test_parse_and_evalb(tmp_path):
                     if line[:4].strip().isdigit()]
     assert len(per_sentence) == 16
     assert main(["parse", str(tmp_path / "missing.npz"), str(tmp_path / "test.txt")]) == 3
+
+
+def test_cross_validation_of_a_sequence_model(conll, capsys):
+    d, _ = conll
+    capsys.readouterr()
+    assert main(["train", "--model", "tagger", "-p", "features=chunking", "-p", "max_iter=2",
+                 "-v", "3", "--verbose", str(d / "train.conll")]) == 0
+    captured = capsys.readouterr()
+    # the training sentences repeat, so every held-out sentence was seen in training
+    # (--verbose also turns on the model's own per-epoch lines)
+    assert captured.out.strip().splitlines()[-1] == "Cross Validation Token Accuracy = 100%"
+    assert captured.err.count("linclass train: fold") == 3
