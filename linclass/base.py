@@ -14,7 +14,6 @@ scikit-learn's message (:func:`check_feature_names`).  The subclass hook
 ``BaseEstimator.__init_subclass__`` wraps those methods once per class; the
 check runs at the outermost call only, where the user's data enters.
 """
-import contextlib
 import functools
 import inspect
 import threading
@@ -108,20 +107,11 @@ def check_feature_names(estimator, X):
 
 
 _calls = threading.local()     # per thread: depth of wrapped linclass calls
-
-
-@contextlib.contextmanager
-def _outermost_call():
-    """True for the outermost wrapped linclass call in this thread: the names
-    are recorded and checked where the user's data enters, not again when an
-    estimator calls its own methods or a meta-estimator its inner estimators
-    (which see the data already converted)."""
-    depth = getattr(_calls, "depth", 0)
-    _calls.depth = depth + 1
-    try:
-        yield depth == 0
-    finally:
-        _calls.depth = depth
+# The names are recorded and checked at the outermost wrapped linclass call of a
+# thread, where the user's data enters; calls an estimator makes on itself, or a
+# meta-estimator on its inner estimators (which see the data already converted),
+# run unchecked (a thread-local counter, no context manager: this is on every
+# predict call).
 
 
 def _first_arg(args, kwargs):
@@ -131,9 +121,10 @@ def _first_arg(args, kwargs):
 def _names_on_fit(method):
     @functools.wraps(method)
     def fit(self, *args, **kwargs):
-        with _outermost_call() as outermost:
-            if not outermost:
-                return method(self, *args, **kwargs)
+        if getattr(_calls, "depth", 0):
+            return method(self, *args, **kwargs)
+        _calls.depth = 1
+        try:
             X = _first_arg(args, kwargs)
             incremental = method.__name__.startswith("partial_fit") and \
                 hasattr(self, "n_features_in_")
@@ -148,6 +139,8 @@ def _names_on_fit(method):
                 else:
                     self.feature_names_in_ = names
             return result
+        finally:
+            _calls.depth = 0
     fit._linclass_feature_names = True
     return fit
 
@@ -155,10 +148,14 @@ def _names_on_fit(method):
 def _names_on_input(method):
     @functools.wraps(method)
     def checked(self, *args, **kwargs):
-        with _outermost_call() as outermost:
-            if outermost:
-                check_feature_names(self, _first_arg(args, kwargs))
+        if getattr(_calls, "depth", 0):
             return method(self, *args, **kwargs)
+        _calls.depth = 1
+        try:
+            check_feature_names(self, _first_arg(args, kwargs))
+            return method(self, *args, **kwargs)
+        finally:
+            _calls.depth = 0
     checked._linclass_feature_names = True
     return checked
 
