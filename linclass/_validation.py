@@ -260,7 +260,7 @@ def encode_labels(y, classes=None):
             classes, codes = np.unique(y, return_inverse=True)
         except TypeError:
             raise ValueError("labels must be mutually comparable (mixed types?)")
-        return classes, codes.astype(np.int32).ravel()
+        return plain_labels(classes), codes.astype(np.int32).ravel()
     classes = np.asarray(classes)
     codes = np.searchsorted(classes, y)
     codes = np.clip(codes, 0, len(classes) - 1)
@@ -272,6 +272,20 @@ def encode_labels(y, classes=None):
     return classes, codes.astype(np.int32)
 
 
+def plain_labels(classes):
+    """Sorted unique labels as a fitted ``classes_``: numpy strings become an
+    object array of Python ``str`` (as scikit-learn's ``classes_`` for labels
+    read from a DataFrame), so that ``classes_[0]``, ``list(classes_)`` and
+    the labels ``predict`` returns print as ``'a'``, not ``np.str_('a')``;
+    numbers are returned unchanged."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "US":
+        out = np.empty(classes.shape[0], dtype=object)
+        out[:] = classes.tolist()
+        return out
+    return classes
+
+
 def check_partial_fit_classes(classes, fitted_classes):
     """The class list of ``partial_fit``: required (>= 2 labels) on the first
     call, optional and equal to the fitted one afterwards.  Returns the sorted
@@ -279,7 +293,7 @@ def check_partial_fit_classes(classes, fitted_classes):
     if fitted_classes is None:
         if classes is None:
             raise ValueError("classes must be given on the first call to partial_fit")
-        classes = np.unique(check_target(classes, name="classes"))
+        classes = plain_labels(np.unique(check_target(classes, name="classes")))
         if len(classes) < 2:
             raise ValueError("classes must hold at least two class labels, got %r"
                              % (classes.tolist(),))

@@ -4,12 +4,160 @@
 scikit-learn's ``clone``, ``Pipeline`` and ``GridSearchCV``), a ``__repr__``
 showing non-default parameters, and ``save``.  :class:`ClassifierMixin` adds
 ``score`` (accuracy) and the classifier tags scikit-learn looks for.
+
+Data frames (pandas, polars, anything with ``.columns`` of strings): ``fit``,
+``partial_fit`` and ``fit_transform`` of every estimator record
+``feature_names_in_``, and ``predict``, ``predict_proba``,
+``predict_log_proba``, ``decision_function``, ``transform``, ``score`` and
+``score_samples`` refuse reordered, renamed or missing columns with
+scikit-learn's message (:func:`check_feature_names`).  The subclass hook
+``BaseEstimator.__init_subclass__`` wraps those methods once per class; the
+check runs at the outermost call only, where the user's data enters.
 """
+import functools
 import inspect
+import threading
+import warnings
+from os import PathLike
+from typing import Any, Dict, Optional, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
+
+_Estimator = TypeVar("_Estimator", bound="BaseEstimator")
+
+# Methods whose first argument X is checked against the column names seen in
+# fit, and methods that (re)learn them.
+_FIT_METHODS = ("fit", "partial_fit", "fit_transform")
+_NAMED_INPUT_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function",
+                        "transform", "score", "score_samples")
+
+
+def _column_names(X):
+    """Column names of a data frame (anything with ``.columns`` that is not an
+    array: pandas, polars, ...), as an object array of str, or None.
+
+    As in scikit-learn: names are kept only when every column name is a
+    string; a mix of string and non-string names raises ``TypeError``.
+    """
+    if isinstance(X, np.ndarray) or not hasattr(X, "columns") or hasattr(X, "tocsr"):
+        return None
+    try:
+        names = list(X.columns)
+    except TypeError:
+        return None
+    if not names:
+        return None
+    kinds = sorted({type(n).__name__ for n in names})
+    is_str = [isinstance(n, str) for n in names]
+    if all(is_str):
+        out = np.empty(len(names), dtype=object)
+        out[:] = names
+        return out
+    if any(is_str):
+        raise TypeError("Feature names are only supported if all input features have string "
+                        "names, but your input has %s as feature name / column name types. "
+                        "Convert them all to strings (X.columns = X.columns.astype(str)) or "
+                        "all to non-strings." % kinds)
+    return None
+
+
+def _name_list(names, limit=5):
+    lines = ["- %s\n" % n for n in names[:limit]]
+    if len(names) > limit:
+        lines.append("- ...\n")
+    return "".join(lines)
+
+
+def check_feature_names(estimator, X):
+    """Compare the column names of ``X`` with ``estimator.feature_names_in_``.
+
+    Different, missing or reordered names raise ``ValueError`` (scikit-learn's
+    message, which its estimator checks match); names on one side only warn
+    (``UserWarning``), as in scikit-learn.
+    """
+    fitted = getattr(estimator, "feature_names_in_", None)
+    given = _column_names(X)
+    if fitted is None and given is None:
+        return
+    who = type(estimator).__name__
+    if fitted is None:
+        if hasattr(estimator, "n_features_in_"):
+            warnings.warn("X has feature names, but %s was fitted without feature names"
+                          % who, UserWarning, stacklevel=3)
+        return
+    if given is None:
+        warnings.warn("X does not have valid feature names, but %s was fitted with feature "
+                      "names" % who, UserWarning, stacklevel=3)
+        return
+    if len(given) == len(fitted) and all(a == b for a, b in zip(given, fitted)):
+        return
+    message = "The feature names should match those that were passed during fit.\n"
+    unexpected = sorted(set(given) - set(fitted))
+    missing = sorted(set(fitted) - set(given))
+    if unexpected:
+        message += "Feature names unseen at fit time:\n" + _name_list(unexpected)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + _name_list(missing)
+    if not unexpected and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(message)
+
+
+_calls = threading.local()     # per thread: depth of wrapped linclass calls
+# The names are recorded and checked at the outermost wrapped linclass call of a
+# thread, where the user's data enters; calls an estimator makes on itself, or a
+# meta-estimator on its inner estimators (which see the data already converted),
+# run unchecked (a thread-local counter, no context manager: this is on every
+# predict call).
+
+
+def _first_arg(args, kwargs):
+    return args[0] if args else kwargs.get("X")
+
+
+def _names_on_fit(method):
+    @functools.wraps(method)
+    def fit(self, *args, **kwargs):
+        if getattr(_calls, "depth", 0):
+            return method(self, *args, **kwargs)
+        _calls.depth = 1
+        try:
+            X = _first_arg(args, kwargs)
+            incremental = method.__name__.startswith("partial_fit") and \
+                hasattr(self, "n_features_in_")
+            if incremental:
+                check_feature_names(self, X)
+            else:
+                names = _column_names(X)
+            result = method(self, *args, **kwargs)
+            if not incremental:
+                if names is None:
+                    self.__dict__.pop("feature_names_in_", None)
+                else:
+                    self.feature_names_in_ = names
+            return result
+        finally:
+            _calls.depth = 0
+    fit._linclass_feature_names = True
+    return fit
+
+
+def _names_on_input(method):
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        if getattr(_calls, "depth", 0):
+            return method(self, *args, **kwargs)
+        _calls.depth = 1
+        try:
+            check_feature_names(self, _first_arg(args, kwargs))
+            return method(self, *args, **kwargs)
+        finally:
+            _calls.depth = 0
+    checked._linclass_feature_names = True
+    return checked
 
 
 class BaseEstimator:
@@ -19,6 +167,20 @@ class BaseEstimator:
     ``__init__`` and store each unchanged under the same name; ``fit`` sets
     the learned attributes, whose names end with an underscore.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        # Data frames: ``fit`` records ``feature_names_in_`` and the methods
+        # taking X check it (see check_feature_names).  Wrapping here covers
+        # every estimator, including ones that do not call a shared validator.
+        super().__init_subclass__(**kwargs)
+        for name in _FIT_METHODS + _NAMED_INPUT_METHODS:
+            method = next((klass.__dict__[name] for klass in cls.__mro__
+                           if name in klass.__dict__), None)
+            if not inspect.isfunction(method) or getattr(method, "_linclass_feature_names",
+                                                         False):
+                continue
+            wrap = _names_on_fit if name in _FIT_METHODS else _names_on_input
+            setattr(cls, name, wrap(method))
 
     @classmethod
     def _get_param_names(cls):
@@ -36,7 +198,7 @@ class BaseEstimator:
             names.append(p.name)
         return sorted(names)
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """Parameters of this estimator (and of nested estimators when ``deep``)."""
         out = {}
         for name in self._get_param_names():
@@ -47,7 +209,7 @@ class BaseEstimator:
             out[name] = value
         return out
 
-    def set_params(self, **params):
+    def set_params(self: _Estimator, **params: Any) -> _Estimator:
         """Set parameters (``name`` or ``nested__name``); returns self."""
         if not params:
             return self
@@ -97,7 +259,7 @@ class BaseEstimator:
         self.__dict__.update(state)
 
     # -- persistence (see linclass.persistence) ---------------------------
-    def save(self, path):
+    def save(self, path: Union[str, "PathLike[str]"]) -> str:
         """Write the fitted model to ``path`` (``.npz`` + JSON metadata, no pickle).
 
         Load it back with :func:`linclass.load`.
@@ -142,6 +304,12 @@ class BaseEstimator:
         if "classes_" in state and (not isinstance(classes, np.ndarray) or classes.ndim != 1
                                     or classes.shape[0] == 0):
             raise ValueError("classes_ must be a non-empty 1-D array or list")
+        names = state.get("feature_names_in_")
+        if "feature_names_in_" in state and (
+                not isinstance(names, np.ndarray) or names.ndim != 1
+                or not all(isinstance(n, str) for n in names.tolist())
+                or (n_features is not None and names.shape[0] != n_features)):
+            raise ValueError("feature_names_in_ must be a 1-D array of n_features_in_ strings")
         self._check_shape_rules(state)
         coef = state.get("coef_")
         if isinstance(coef, np.ndarray):
@@ -224,8 +392,12 @@ class ClassifierMixin:
 
     _estimator_type = "classifier"
 
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given)."""
+    def score(self, X: Any, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given).
+
+        A label of ``y`` the model never saw in training counts as an error
+        (it can never be predicted), as in scikit-learn.
+        """
         from .metrics.classification import accuracy_score
         return accuracy_score(y, self.predict(X), sample_weight=sample_weight)
 
@@ -243,7 +415,8 @@ class RegressorMixin:
 
     _estimator_type = "regressor"
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: Any, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> float:
+        """Coefficient of determination R^2 of ``predict(X)`` against ``y``."""
         y = np.asarray(y, dtype=np.float64)
         pred = np.asarray(self.predict(X), dtype=np.float64)
         w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
@@ -263,7 +436,8 @@ class RegressorMixin:
 class TransformerMixin:
     """``fit_transform`` = ``fit`` then ``transform``."""
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X: Any, y: Optional[ArrayLike] = None, **fit_params: Any) -> Any:
+        """``fit(X, y, **fit_params)`` then ``transform(X)``."""
         return self.fit(X, y, **fit_params).transform(X)
 
     def __sklearn_tags__(self):

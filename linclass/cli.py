@@ -1,23 +1,83 @@
-"""The ``linclass`` command: demo, train, predict, evaluate, bench, models.
+"""The ``linclass`` command: demo, train, predict, parse, evaluate, bench, models.
 
 Examples
 --------
 ::
 
     linclass demo
-    linclass train --model tagger -p max_iter=10 train.conll -o chunker.npz
+    linclass train --model tagger -p features=chunking -p max_iter=10 train.conll -o chunker.npz
     linclass predict chunker.npz test.conll -o predicted.conll
+    linclass predict --with-gold chunker.npz test.conll -o gold_and_predicted.conll
     linclass evaluate chunker.npz test.conll
+    linclass evaluate --conll gold_and_predicted.conll      # conlleval on an existing file
+    linclass train --model linear-svc -v 5 a9a.svm          # 5-fold cross-validation
+    linclass predict --proba logistic.npz a9a.t.svm
+    linclass parse parser.npz sentences.txt -o parsed.mrg
+    linclass evaluate --evalb parser.npz test.mrg
     linclass bench --quick svmlight
+
+Exit status
+-----------
+0
+    success;
+1
+    usage error: unknown option, model or parameter, an option that does
+    not apply to this model or task;
+2
+    data error: an input file that is missing, unreadable or malformed,
+    or labels/features the model cannot use;
+3
+    model file error: a model file that is missing, not a linclass model,
+    corrupt, or not saved by ``linclass train``.
+
+Errors print one line ``linclass COMMAND: error: ...`` on standard error.
+Warnings (such as features unknown to the model, which are ignored as
+LIBLINEAR does) print one line ``linclass COMMAND: warning: ...``; progress
+lines appear only with ``--verbose``, on standard error.
 """
 import argparse
 import ast
+import bz2
+import gzip
 import os
 import sys
 import time
+from typing import List, Optional, Sequence
 
 from ._version import __version__
 from ._registry import MODELS, resolve
+
+EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_MODEL = 0, 1, 2, 3
+
+
+class CLIError(Exception):
+    """An error the command reports in one line, with its exit status."""
+
+    def __init__(self, message, code=EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+def usage_error(message):
+    return CLIError(message, EXIT_USAGE)
+
+
+def data_error(message):
+    return CLIError(message, EXIT_DATA)
+
+
+def model_error(message):
+    return CLIError(message, EXIT_MODEL)
+
+
+def _progress(args, message):
+    """A progress line on standard error with ``--verbose``."""
+    if getattr(args, "verbose", False):
+        print("linclass %s: %s" % (args.command, message), file=sys.stderr, flush=True)
+
+
+def _warn(args, message):
+    print("linclass %s: warning: %s" % (args.command, message), file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------- data ---
@@ -44,7 +104,7 @@ def _column_index(spec, sentence, default):
         return int(spec)
     if sentence.columns and spec in sentence.columns:
         return sentence.columns.index(spec)
-    raise SystemExit("linclass: no column %r (columns: %s)" % (spec, sentence.columns))
+    raise data_error("no column %r (columns: %s)" % (spec, sentence.columns))
 
 
 def read_sequence_data(path, input_spec):
@@ -54,7 +114,7 @@ def read_sequence_data(path, input_spec):
     sentences = read_conll(path, format=fmt)
     first = next((s for s in sentences if len(s)), None)
     if first is None:
-        raise SystemExit("linclass: %s holds no tokens" % path)
+        raise data_error("%s holds no tokens" % path)
     n_cols = len(first[0])
     if fmt == "conllu":
         label = _column_index(input_spec.get("label_column") or "upos", first, 3)
@@ -70,12 +130,74 @@ def read_sequence_data(path, input_spec):
     return sentences, X, Y, label
 
 
+def _open_text(path):
+    name = os.fspath(path)
+    if name.endswith(".gz"):
+        return gzip.open(name, "rt", encoding="utf-8")
+    if name.endswith(".bz2"):
+        return bz2.open(name, "rt", encoding="utf-8")
+    return open(name, encoding="utf-8")
+
+
+def _label_tokens(path):
+    """The label of each line of an svmlight file as written there ("+1", "3")."""
+    tokens = {}
+    with _open_text(path) as fh:
+        for line in fh:
+            line = line.split("#", 1)[0].split()
+            if line:
+                try:
+                    tokens.setdefault(float(line[0]), line[0])
+                except ValueError:
+                    pass                                  # the reader reports it
+    return [tokens[k] for k in sorted(tokens)]
+
+
+def _format_label(label, spec):
+    """A predicted label written as the training file wrote it (``1``, not ``1.0``)."""
+    table = spec.get("_label_table")
+    if table is None:
+        table = spec["_label_table"] = {float(t): t for t in spec.get("label_tokens") or []}
+    try:
+        value = float(label)
+    except (TypeError, ValueError):
+        return str(label)
+    if value in table:
+        return table[value]
+    return "%d" % value if value.is_integer() else repr(value)
+
+
+def _load_flat(args, path, n_features, query_id=False):
+    """X, y (and qid) of an svmlight file, cut or padded to the model's width.
+
+    Features beyond the training width are ignored with a one-line warning,
+    as LIBLINEAR's ``predict`` does."""
+    import scipy.sparse as sp
+    from .datasets import load_svmlight_file
+    t0 = time.perf_counter()
+    loaded = load_svmlight_file(path, query_id=query_id)
+    X = loaded[0]
+    if n_features is not None and X.shape[1] != n_features:
+        if X.shape[1] > n_features:
+            extra = X[:, n_features:]
+            _warn(args, "%d value(s) of %d feature(s) unknown to the model (index above the "
+                  "training maximum %d) in %d row(s) of %s: ignored"
+                  % (extra.nnz, len(set(extra.indices.tolist())), n_features,
+                     int((extra.getnnz(axis=1) > 0).sum()), path))
+            X = X[:, :n_features].tocsr()
+        else:
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    _progress(args, "read %s: %d samples, %d features in %.2fs"
+              % (path, X.shape[0], X.shape[1], time.perf_counter() - t0))
+    return (X,) + tuple(loaded[1:])
+
+
 def _parse_params(pairs):
     params = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep:
-            raise SystemExit("linclass: parameter %r must look like name=value" % pair)
+            raise usage_error("parameter %r must look like name=value" % pair)
         try:
             params[key] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
@@ -83,48 +205,113 @@ def _parse_params(pairs):
     return params
 
 
+def _make_model(cls, name, params):
+    valid = cls._get_param_names() if hasattr(cls, "_get_param_names") else None
+    if valid is not None:
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise usage_error("unknown parameter(s) %s for model %r; valid: %s"
+                              % (", ".join(unknown), name, ", ".join(valid)))
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise usage_error("bad parameter for %s: %s" % (name, exc))
+
+
 # ------------------------------------------------------------- commands ---
 
 def cmd_models(args):
     for name, (target, task, description) in sorted(MODELS.items()):
         print("%-18s %-9s %s  (%s)" % (name, task, description, target.replace(":", ".")))
-    return 0
+    return EXIT_OK
 
 
-def cmd_train(args):
-    cls, task = resolve(args.model)
-    params = _parse_params(args.param)
-    if args.verbose and "verbose" in cls().get_params():
-        params.setdefault("verbose", 1)
-    try:
-        model = cls(**params)
-    except TypeError as exc:
-        raise SystemExit("linclass: bad parameter for %s: %s" % (args.model, exc))
+def _read_training_data(args, task):
     fmt = _guess_format(args.train, args.format)
-    t0 = time.perf_counter()
     if task == "sequence":
         if fmt == "svmlight":
-            raise SystemExit("linclass: model %r needs a CoNLL/CoNLL-U file" % args.model)
+            raise usage_error("model %r needs a CoNLL/CoNLL-U file" % args.model)
         spec = {"format": fmt, "label_column": args.label_column,
                 "token_columns": args.token_columns.split(",") if args.token_columns else None}
         _, X, Y, label = read_sequence_data(args.train, spec)
         spec["label_column"] = label
         n_items = "%d sentences, %d tokens" % (len(X), sum(map(len, X)))
-    elif task == "trees":
-        X, Y = _read_trees(args.train), None
+        return X, Y, None, spec, n_items
+    if task == "trees":
+        X = _read_trees(args.train)
         spec = {"format": "trees", "task": "trees"}
         n_items = "%d trees, %d words" % (len(X), sum(len(_tree_words(t)) for t in X))
-    elif task == "ranking":
-        X, Y, qid = _read_ranking(args.train)
+        return X, None, None, spec, n_items
+    if task == "ranking":
+        X, Y, qid = _read_ranking(args, args.train)
         spec = {"format": "svmlight", "task": "ranking", "n_features": X.shape[1]}
         n_items = "%d documents, %d queries, %d features" % (X.shape[0], len(set(qid)),
                                                               X.shape[1])
-    else:
-        from .datasets import load_svmlight_file
-        X, Y = load_svmlight_file(args.train)
-        spec = {"format": "svmlight", "n_features": X.shape[1]}
-        n_items = "%d samples, %d features" % X.shape
+        return X, Y, qid, spec, n_items
+    X, Y = _load_flat(args, args.train, None)
+    spec = {"format": "svmlight", "n_features": X.shape[1],
+            "label_tokens": _label_tokens(args.train)}
+    n_items = "%d samples, %d features" % X.shape
+    return X, Y, None, spec, n_items
+
+
+def _cross_validate(args, cls, params, task, X, Y):
+    """LIBLINEAR's ``-v n``: accuracy of n-fold cross-validation (folds drawn
+    by a seeded random permutation); no model is written."""
+    import numpy as np
+    n_folds = args.cross_validation
+    if task not in ("flat", "sequence"):
+        raise usage_error("-v (cross-validation) is available for flat and sequence models, "
+                          "not %s models" % task)
+    n = X.shape[0] if task == "flat" else len(X)
+    if not 2 <= n_folds <= n:
+        raise usage_error("-v needs 2 <= n_folds <= %d (the number of %s), got %d"
+                          % (n, "samples" if task == "flat" else "sentences", n_folds))
+    fold = np.empty(n, dtype=np.int64)
+    fold[np.random.default_rng(0).permutation(n)] = np.arange(n) % n_folds
+    correct = total = 0
+    for k in range(n_folds):
+        t0 = time.perf_counter()
+        test = np.flatnonzero(fold == k)
+        train = np.flatnonzero(fold != k)
+        model = _make_model(cls, args.model, params)
+        if task == "flat":
+            model.fit(X[train], Y[train])
+            pred = model.predict(X[test])
+            correct += int(np.sum(np.asarray(pred) == Y[test]))
+            total += len(test)
+        else:
+            model.fit([X[i] for i in train], [Y[i] for i in train])
+            pred = model.predict([X[i] for i in test])
+            for i, p in zip(test, pred):
+                correct += sum(a == b for a, b in zip(Y[i], p))
+                total += len(Y[i])
+        _progress(args, "fold %d/%d: %d %s held out, fit and predict %.2fs"
+                  % (k + 1, n_folds, len(test), "samples" if task == "flat" else "sentences",
+                     time.perf_counter() - t0))
+    what = "Accuracy" if task == "flat" else "Token Accuracy"
+    print("Cross Validation %s = %g%%" % (what, 100.0 * correct / total))
+    return EXIT_OK
+
+
+def cmd_train(args):
+    try:
+        cls, task = resolve(args.model)
+    except ValueError as exc:
+        raise usage_error(str(exc))
+    params = _parse_params(args.param)
+    if args.verbose and "verbose" in cls().get_params():
+        params.setdefault("verbose", 1)
+    model = _make_model(cls, args.model, params)
+    if args.cross_validation is None and not args.output:
+        raise usage_error("the model file to write is required (-o FILE), unless -v N "
+                          "asks for cross-validation")
+    t0 = time.perf_counter()
+    X, Y, qid, spec, n_items = _read_training_data(args, task)
     t_read = time.perf_counter() - t0
+    _progress(args, "read %s (%s) in %.2fs" % (args.train, n_items, t_read))
+    if args.cross_validation is not None:
+        return _cross_validate(args, cls, params, task, X, Y)
     if task == "ranking":
         model.fit(X, Y, qid=qid)
     else:
@@ -134,14 +321,14 @@ def cmd_train(args):
     model.save(args.output)
     print("trained %s on %s (%s): read %.2fs, fit %.2fs -> %s"
           % (args.model, args.train, n_items, t_read, t_fit, args.output))
-    return 0
+    return EXIT_OK
 
 
 def _read_trees(path):
     from .datasets import read_trees
     trees = read_trees(path)
     if not trees:
-        raise SystemExit("linclass: no bracketed trees in %s" % path)
+        raise data_error("no bracketed trees in %s" % path)
     return trees
 
 
@@ -152,50 +339,93 @@ def _tree_words(tree):
 def _read_sentences(path):
     """Sentences of a tree file (its words without -NONE-) or of a text file
     (one tokenised sentence per line, blank lines skipped)."""
-    with open(path, encoding="utf-8") as fh:
+    with _open_text(path) as fh:
         text = fh.read()
     if text.lstrip().startswith("("):
         return [_tree_words(t) for t in _read_trees(path)]
     return [line.split() for line in text.splitlines() if line.strip()]
 
 
-def _read_ranking(path, n_features=None):
-    from .datasets import load_svmlight_file
-    X, y, qid = load_svmlight_file(path, n_features=n_features, query_id=True)
+def _read_ranking(args, path, n_features=None):
+    X, y, qid = _load_flat(args, path, n_features, query_id=True)
     if len(qid) != X.shape[0]:
-        raise SystemExit("linclass: ranking needs 'qid:' on every line of %s" % path)
+        raise data_error("ranking needs 'qid:' on every line of %s" % path)
     return X, y, qid
 
 
 def _load_for(path):
+    from .exceptions import ModelFormatError
     from .persistence import load
-    model = load(path)
+    if not os.path.exists(path):
+        raise model_error("no model file %s" % path)
+    try:
+        model = load(path)
+    except (ModelFormatError, OSError, ValueError, KeyError) as exc:
+        raise model_error("%s is not a readable linclass model: %s" % (path, exc))
     spec = getattr(model, "input_spec_", None)
     if spec is None:
-        raise SystemExit("linclass: %s was not saved by 'linclass train' (no input "
-                         "description); use the Python API" % path)
-    return model, spec
+        raise model_error("%s was not saved by 'linclass train' (no input description); "
+                          "use the Python API" % path)
+    return model, dict(spec)
+
+
+def _check_output_options(args, spec):
+    flat = spec["format"] == "svmlight" and spec.get("task") is None
+    if (args.proba or args.decision) and not flat:
+        raise usage_error("--proba/--decision apply to flat (svmlight) models")
+    if args.proba and args.decision:
+        raise usage_error("choose one of --proba and --decision")
+    if args.with_gold and spec.get("task") in ("ranking", "trees"):
+        raise usage_error("--with-gold applies to flat and sequence models")
+
+
+def _write_flat_predictions(args, model, spec, X, y, out):
+    import numpy as np
+    labels = [_format_label(c, spec) for c in model.classes_]
+    if args.proba:
+        if not hasattr(model, "predict_proba"):
+            raise usage_error("--proba: this %s model has no probabilities (use "
+                              "--decision, or a probabilistic model such as logistic)"
+                              % type(model).__name__)
+        scores = np.asarray(model.predict_proba(X))
+        out.write("labels %s\n" % " ".join(labels))          # LIBLINEAR's -b 1 header
+    elif args.decision:
+        if not hasattr(model, "decision_function"):
+            raise usage_error("--decision: this %s model has no decision_function"
+                              % type(model).__name__)
+        scores = np.asarray(model.decision_function(X))
+        if scores.ndim == 1:              # binary: the score of the second class
+            out.write("decision %s\n" % labels[len(labels) - 1])
+            scores = scores[:, None]
+        else:
+            out.write("labels %s\n" % " ".join(labels))
+    else:
+        scores = None
+    pred = model.predict(X)
+    for i, label in enumerate(pred):
+        fields = [_format_label(label, spec)]
+        if args.with_gold:
+            fields.insert(0, _format_label(y[i], spec))
+        if scores is not None:
+            fields.extend("%.6g" % v for v in scores[i])
+        out.write(" ".join(fields) + "\n")
 
 
 def cmd_predict(args):
     model, spec = _load_for(args.model)
+    _check_output_options(args, spec)
+    t0 = time.perf_counter()
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         if spec.get("task") == "ranking":
-            X, _, _ = _read_ranking(args.input, spec["n_features"])
+            X, _, _ = _read_ranking(args, args.input, spec["n_features"])
             for score in model.predict(X):
                 out.write("%.17g\n" % score)
         elif spec.get("task") == "trees":
-            sentences = _read_sentences(args.input)
-            for words, tree in zip(sentences, model.predict(sentences)):
-                # a sentence without parse gets a flat tree under NOPARSE
-                out.write("%s\n" % (tree if tree is not None else
-                                    "(NOPARSE %s)" % " ".join("(X %s)" % w for w in words)))
+            _write_parses(args, model, args.input, out)
         elif spec["format"] == "svmlight":
-            from .datasets import load_svmlight_file
-            X, _ = load_svmlight_file(args.input, n_features=spec["n_features"])
-            for label in model.predict(X):
-                out.write("%s\n" % (label,))
+            X, y = _load_flat(args, args.input, spec["n_features"])
+            _write_flat_predictions(args, model, spec, X, y, out)
         else:
             from .datasets import write_conll
             sentences, X, _, label = read_sequence_data(args.input, spec)
@@ -203,29 +433,113 @@ def cmd_predict(args):
             rows = []
             for s, p in zip(sentences, pred):
                 new = s.copy()
-                new[:] = [row[:label] + (tag,) + row[label + 1:] for row, tag in zip(s, p)]
+                if args.with_gold:        # conlleval layout: ... gold predicted
+                    new[:] = [row[:label] + row[label + 1:] + (row[label], tag)
+                              for row, tag in zip(s, p)]
+                    new.columns = None
+                else:
+                    new[:] = [row[:label] + (tag,) + row[label + 1:] for row, tag in zip(s, p)]
                 rows.append(new)
-            write_conll(rows, out, format=spec["format"])
+            write_conll(rows, out, format="conll" if args.with_gold else spec["format"])
     finally:
         if out is not sys.stdout:
             out.close()
-    return 0
+    _progress(args, "predicted %s in %.2fs" % (args.input, time.perf_counter() - t0))
+    return EXIT_OK
+
+
+def _write_parses(args, model, path, out):
+    sentences = _read_sentences(path)
+    t0 = time.perf_counter()
+    for i, (words, tree) in enumerate(zip(sentences, model.predict(sentences))):
+        # a sentence without parse gets a flat tree under NOPARSE
+        out.write("%s\n" % (tree if tree is not None else
+                            "(NOPARSE %s)" % " ".join("(X %s)" % w for w in words)))
+    _progress(args, "parsed %d sentences in %.2fs" % (len(sentences), time.perf_counter() - t0))
+
+
+def cmd_parse(args):
+    model, spec = _load_for(args.model)
+    if spec.get("task") != "trees":
+        raise usage_error("%s is not a parser model (train one with --model parser)"
+                          % args.model)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        _write_parses(args, model, args.input, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return EXIT_OK
+
+
+def _evalb_table(gold, pred):
+    """evalb's per-sentence table and summary (no crossing-bracket columns)."""
+    from .metrics.parsing import parseval_counts
+    lines = ["  Sent.                     Matched  Bracket      Correct Tag",
+             " ID  Len.  Stat. Recal  Prec.  Bracket gold test   Words  Tags Accracy",
+             "=" * 69]
+    tot = dict(matched=0, gold=0, predicted=0, tags_correct=0, n_words=0, exact=0, n=0,
+               skipped=0)
+    for i, (g, p) in enumerate(zip(gold, pred), 1):
+        if p is None:
+            tot["skipped"] += 1
+            lines.append("%4d  %4d    2     0.00   0.00      0    0    0       0     0   0.00"
+                         % (i, len(_tree_words(g))))
+            continue
+        c = parseval_counts(g, p)
+        recall = 100.0 * c["matched"] / c["gold"] if c["gold"] else 0.0
+        precision = 100.0 * c["matched"] / c["predicted"] if c["predicted"] else 0.0
+        tag_acc = 100.0 * c["tags_correct"] / c["n_words"] if c["n_words"] else 0.0
+        lines.append("%4d  %4d    0   %6.2f %6.2f  %5d %4d %4d   %5d %5d %6.2f"
+                     % (i, c["n_words"], recall, precision, c["matched"], c["gold"],
+                        c["predicted"], c["n_words"], c["tags_correct"], tag_acc))
+        tot["n"] += 1
+        for key in ("matched", "gold", "predicted", "tags_correct", "n_words"):
+            tot[key] += c[key]
+        tot["exact"] += bool(c["exact"])
+    lines.append("=" * 69)
+    recall = 100.0 * tot["matched"] / tot["gold"] if tot["gold"] else 0.0
+    precision = 100.0 * tot["matched"] / tot["predicted"] if tot["predicted"] else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    lines += ["", "-- All --",
+              "Number of sentence        = %6d" % len(gold),
+              "Number of Error sentence  = %6d" % 0,
+              "Number of Skip  sentence  = %6d" % tot["skipped"],
+              "Number of Valid sentence  = %6d" % tot["n"],
+              "Bracketing Recall         = %6.2f" % recall,
+              "Bracketing Precision      = %6.2f" % precision,
+              "Bracketing FMeasure       = %6.2f" % f1,
+              "Complete match            = %6.2f" % (100.0 * tot["exact"] / tot["n"]
+                                                     if tot["n"] else 0.0),
+              "Tagging accuracy          = %6.2f" % (100.0 * tot["tags_correct"] / tot["n_words"]
+                                                     if tot["n_words"] else 0.0)]
+    return "\n".join(lines)
 
 
 def cmd_evaluate(args):
+    if args.conll is not None:
+        return _evaluate_conll_file(args)
+    if args.model is None or args.input is None:
+        raise usage_error("evaluate needs MODEL and INPUT (or --conll FILE)")
     from . import metrics
     model, spec = _load_for(args.model)
+    if args.evalb and spec.get("task") != "trees":
+        raise usage_error("--evalb applies to parser models")
     if spec.get("task") == "ranking":
         from .metrics.ranking import ranking_report
-        X, y, qid = _read_ranking(args.input, spec["n_features"])
+        X, y, qid = _read_ranking(args, args.input, spec["n_features"])
         print(ranking_report(y, model.predict(X), qid, k=10, max_queries=args.max_queries))
-        return 0
+        return EXIT_OK
     if spec.get("task") == "trees":
         from .metrics.parsing import parseval
         gold = _read_trees(args.input)
         t0 = time.perf_counter()
         pred = model.predict([_tree_words(t) for t in gold])
         elapsed = time.perf_counter() - t0
+        _progress(args, "parsed %d sentences in %.2fs" % (len(gold), elapsed))
+        if args.evalb:
+            print(_evalb_table(gold, pred))
+            return EXIT_OK
         res = parseval(gold, pred)
         print("PARSEVAL (evalb COLLINS.prm conventions), %d sentences, %d without parse, "
               "%.1f ms per sentence" % (len(gold), sum(p is None for p in pred),
@@ -234,48 +548,69 @@ def cmd_evaluate(args):
               "tagging accuracy %.2f%%"
               % (100 * res["precision"], 100 * res["recall"], 100 * res["f1"],
                  100 * res["exact_match"], 100 * res["tagging_accuracy"]))
-        return 0
+        return EXIT_OK
     if spec["format"] == "svmlight":
-        from .datasets import load_svmlight_file
-        X, y = load_svmlight_file(args.input, n_features=spec["n_features"])
+        X, y = _load_flat(args, args.input, spec["n_features"])
         pred = model.predict(X)
         print("accuracy: %.4f  (%d samples)" % (metrics.accuracy_score(y, pred), len(y)))
         print(metrics.classification_report(y, pred))
         if args.plot:
             from .metrics.plotting import plot_roc
             if not hasattr(model, "decision_function") or len(model.classes_) != 2:
-                raise SystemExit("linclass: --plot draws a ROC curve: needs a binary model "
-                                 "with decision_function")
+                raise usage_error("--plot draws a ROC curve: needs a binary model with "
+                                  "decision_function")
             scores = model.decision_function(X)
             fig = plot_roc(y, scores, pos_label=model.classes_[1])
             fig.savefig(args.plot)
             print("ROC curve written to %s" % args.plot)
-        return 0
+        return EXIT_OK
+    if args.plot:
+        raise usage_error("--plot is available for flat (svmlight) models")
     _, X, Y, _ = read_sequence_data(args.input, spec)
     pred = model.predict(X)
+    _print_sequence_scores(args, Y, pred)
+    return EXIT_OK
+
+
+def _print_sequence_scores(args, Y, pred):
+    from . import metrics
     print("token accuracy: %.4f   sentence accuracy: %.4f   (%d sentences, %d tokens)"
           % (metrics.token_accuracy(Y, pred), metrics.sentence_accuracy(Y, pred),
              len(Y), sum(map(len, Y))))
     tags = {t for sent in Y for t in sent}
     if args.scheme != "none" and any(t[:2] in ("B-", "I-", "E-", "S-") for t in tags):
         scheme = None if args.scheme == "conlleval" else args.scheme
-        print(metrics.conlleval_report(Y, pred, scheme=scheme))
-    if args.plot:
-        raise SystemExit("linclass: --plot is available for flat (svmlight) models")
-    return 0
+        print(metrics.conlleval_report(Y, pred, scheme=scheme), end="")
+
+
+def _evaluate_conll_file(args):
+    """conlleval on an existing file: gold and predicted tags in the last two columns."""
+    from .metrics import conlleval_report_from_lines, read_conlleval_lines
+    if args.model is not None or args.input is not None:
+        raise usage_error("--conll FILE scores an existing file: give no MODEL/INPUT")
+    if args.scheme not in ("conlleval", "none"):
+        with _open_text(args.conll) as fh:
+            Y, pred = read_conlleval_lines(fh, filename=args.conll)
+        Y, pred = [s for s in Y if s], [s for s in pred if s]
+        _print_sequence_scores(args, Y, pred)
+        return EXIT_OK
+    with _open_text(args.conll) as fh:
+        report = conlleval_report_from_lines(fh, filename=args.conll)
+    print(report, end="")
+    return EXIT_OK
 
 
 def cmd_bench(args):
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     runner = os.path.join(here, "benchmarks", "run.py")
     if not os.path.exists(runner):
-        raise SystemExit("linclass: the benchmarks live in the source checkout "
-                         "(benchmarks/run.py); this installation has none. Run "
-                         "'python benchmarks/run.py' from a clone of linclass.")
+        raise usage_error("the benchmarks live in the source checkout (benchmarks/run.py); "
+                          "this installation has none. Run 'python benchmarks/run.py' from "
+                          "a clone of linclass.")
     import runpy
     sys.argv = [runner] + args.bench_args
     runpy.run_path(runner, run_name="__main__")
-    return 0
+    return EXIT_OK
 
 
 def cmd_demo(args):
@@ -285,12 +620,24 @@ def cmd_demo(args):
 
 # ---------------------------------------------------------------- parser ---
 
-def build_parser():
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors exiting with status 1 (argparse uses 2,
+    which linclass keeps for data errors)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, "%s: error: %s\n" % (self.prog, message))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``argparse`` parser of the ``linclass`` command."""
+    parser = _Parser(
         prog="linclass",
-        description="Linear classifiers and structured predictors: F(x, y) = w . Phi(x, y).")
+        description="Linear classifiers and structured predictors: F(x, y) = w . Phi(x, y).",
+        epilog="exit status: 0 ok, 1 usage error, 2 data error, 3 model file error",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="linclass " + __version__)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     p = sub.add_parser("demo", help="train and evaluate models on the data shipped with linclass")
@@ -300,18 +647,26 @@ def build_parser():
     p = sub.add_parser("models", help="list the model names accepted by 'train --model'")
     p.set_defaults(func=cmd_models)
 
-    p = sub.add_parser("train", help="fit a model on a data file and save it")
+    p = sub.add_parser(
+        "train", help="fit a model on a data file and save it",
+        epilog="example: linclass train --model tagger -p features=chunking -p max_iter=10 "
+               "train.conll -o chunker.npz")
     p.add_argument("train", help="training file (CoNLL, CoNLL-U or svmlight; .gz accepted)")
     p.add_argument("--model", "-m", required=True, help="model name (see 'linclass models')")
     p.add_argument("--param", "-p", action="append", metavar="NAME=VALUE",
-                   help="model parameter, repeatable (values parsed as Python literals)")
-    p.add_argument("--output", "-o", required=True, help="model file to write (.npz)")
+                   help="model parameter, repeatable (values parsed as Python literals), "
+                   "e.g. -p features=chunking -p C=0.5")
+    p.add_argument("--output", "-o", help="model file to write (.npz); required unless -v")
+    p.add_argument("-v", dest="cross_validation", type=int, metavar="N",
+                   help="N-fold cross-validation (as LIBLINEAR's -v): print the accuracy "
+                   "and write no model")
     p.add_argument("--format", choices=["auto", "conll", "conllu", "svmlight"], default="auto")
     p.add_argument("--label-column", help="label column (index or CoNLL-U name; default: "
                    "last column for CoNLL, upos for CoNLL-U)")
     p.add_argument("--token-columns", help="comma-separated token columns given to the "
                    "feature template (default: all but the label; CoNLL-U: form)")
-    p.add_argument("--verbose", "-v", action="store_true", help="show training progress")
+    p.add_argument("--verbose", action="store_true",
+                   help="progress lines (reading, each fold, the model's own progress)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="label a data file with a saved model")
@@ -319,19 +674,43 @@ def build_parser():
     p.add_argument("input")
     p.add_argument("--output", "-o", help="output file (default: standard output); sequence "
                    "models write the input back with the label column replaced")
+    p.add_argument("--proba", action="store_true", help="flat models: a header 'labels "
+                   "L1 L2 ...' then 'label p1 p2 ...' per line (LIBLINEAR's -b 1 format)")
+    p.add_argument("--decision", action="store_true", help="flat models: decision values "
+                   "after each label (header 'labels ...', or 'decision L' for one score)")
+    p.add_argument("--with-gold", action="store_true", help="write the gold label too: "
+                   "'gold predicted' per line (flat), or the gold column followed by the "
+                   "predicted one at the end of each token line (sequence; the input of "
+                   "'evaluate --conll')")
+    p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
     p.set_defaults(func=cmd_predict)
 
-    p = sub.add_parser("evaluate", help="score a saved model on a labelled data file")
+    p = sub.add_parser("parse", help="parse tokenised text (one sentence per line) or the "
+                       "words of a tree file with a saved parser model")
     p.add_argument("model")
     p.add_argument("input")
+    p.add_argument("--output", "-o", help="output file (default: standard output), one "
+                   "bracketed tree per line")
+    p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("evaluate", help="score a saved model on a labelled data file, or "
+                       "an existing prediction file (--conll)")
+    p.add_argument("model", nargs="?")
+    p.add_argument("input", nargs="?")
+    p.add_argument("--conll", metavar="FILE", help="score FILE with gold and predicted tags "
+                   "in its last two columns (the conlleval script's input) instead of a model")
     p.add_argument("--scheme", default="conlleval",
                    choices=["conlleval", "IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "none"],
                    help="chunk tagging scheme for the conlleval table (default: exactly the "
                    "rules of the conlleval script; 'none' prints no chunk table)")
+    p.add_argument("--evalb", action="store_true", help="parser models: evalb's "
+                   "per-sentence table and summary")
     p.add_argument("--plot", metavar="FILE.png", help="write a ROC curve (binary flat models; "
                    "needs the 'plot' extra)")
     p.add_argument("--max-queries", type=int, default=20,
                    help="ranking models: per-query rows to print (the mean covers all)")
+    p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("bench", help="run the benchmark suites (source checkout only)",
@@ -342,18 +721,30 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``linclass`` command with ``argv`` (default ``sys.argv[1:]``).
+
+    Returns the exit status (0 ok, 1 usage, 2 data, 3 model file; see the
+    module docstring); argparse's own usage errors and ``--help`` raise
+    ``SystemExit`` with status 1 and 0.
+    """
     parser = build_parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv: List[str] = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:
         # everything after 'bench' (including --help) belongs to benchmarks/run.py
         return cmd_bench(argparse.Namespace(command="bench", bench_args=argv[1:]))
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, OSError) as exc:
-        print("linclass %s: error: %s" % (args.command, exc), file=sys.stderr)
-        return 2
+    except CLIError as exc:
+        code, message = exc.code, str(exc)
+    except (ValueError, OSError, KeyError) as exc:   # DataFormatError is a ValueError
+        code, message = EXIT_DATA, str(exc) if not isinstance(exc, KeyError) else repr(exc)
+    except KeyboardInterrupt:
+        print("linclass %s: interrupted" % args.command, file=sys.stderr)
+        return 130
+    print("linclass %s: error: %s" % (args.command, message), file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -41,6 +41,7 @@ import math
 import numbers
 import os
 import zipfile
+from typing import Any, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -211,7 +212,7 @@ def _digest(meta_bytes, arrays):
     return h.hexdigest()
 
 
-def save_model(model, path):
+def save_model(model: Any, path: Union[str, "os.PathLike[str]"]) -> str:
     """Write ``model`` to ``path`` in the format described above; returns the path."""
     if not _is_savable(model):
         raise TypeError("save_model expects a linclass estimator, got %s" % type(model).__name__)
@@ -320,7 +321,7 @@ def _check_loaded(model):
         check()
 
 
-def load(path, *, max_bytes=MAX_BYTES):
+def load(path: Union[str, "os.PathLike[str]"], *, max_bytes: int = MAX_BYTES) -> Any:
     """Load a model written by ``model.save(path)``.
 
     Loading never runs code named by the file: the class comes from the
@@ -335,9 +336,16 @@ def load(path, *, max_bytes=MAX_BYTES):
     max_bytes : int, default 2**30
         Refuse files whose arrays take more than this many bytes uncompressed.
 
-    Raises :class:`~linclass.exceptions.ModelFormatError` for a file that is
-    not a linclass model, was modified after saving, is inconsistent, too
-    large, or was written by a newer format version.
+    Returns
+    -------
+    BaseEstimator
+        The fitted model, of the class named in the file.
+
+    Raises
+    ------
+    ModelFormatError
+        A file that is not a linclass model, was modified after saving, is
+        inconsistent, too large, or was written by a newer format version.
     """
     filename = os.fspath(path)
     try:

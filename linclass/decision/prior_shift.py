@@ -198,4 +198,5 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
         return np.log(P)
 
     def predict(self, X):
+        """The class of highest posterior under the new class priors."""
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

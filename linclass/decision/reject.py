@@ -111,10 +111,12 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
         return self.confidence(X) >= float(self.threshold)
 
     def predict_proba(self, X):
+        """The wrapped classifier's posteriors (``predict_proba`` of ``estimator_``)."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
 
     def decision_function(self, X):
+        """The wrapped classifier's scores (``decision_function`` of ``estimator_``)."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
 

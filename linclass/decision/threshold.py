@@ -167,6 +167,8 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
         return binary_scores(self.estimator_, X, self.response) - self.threshold_
 
     def predict(self, X):
+        """``classes_[1]`` where the score exceeds the tuned ``threshold_``, else
+        ``classes_[0]``."""
         return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
 
     def predict_proba(self, X):

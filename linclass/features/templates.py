@@ -566,10 +566,10 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     ----------
     n_features_ : int
         Number of columns of the output (``n_hash`` in hashing mode).
-    feature_keys_ : ndarray of int64, shape (n_features_, width)
+    feature_keys_ : ndarray of int64, shape (``n_features_``, width)
         Template mode: the integer key of each feature (template index, then
         the value ids of its atoms; -1/-2 = before start/after end).
-    feature_counts_ : ndarray of int64, shape (n_features_,)
+    feature_counts_ : ndarray of int64, shape (``n_features_``,)
         Occurrences of each feature in the fitted sentences.
     space_values_ : list of list of str
         Template mode: the distinct values of each derived column

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..datasets.trees import Tree
+from ..exceptions import NotFittedError
 
 __all__ = ["FeaturesetEncoder", "NLTKClassifier", "to_nltk_tree", "from_nltk_tree"]
 
@@ -86,6 +87,16 @@ class FeaturesetEncoder:
         return sp.csr_matrix((np.ones(len(indices)), np.asarray(indices, dtype=np.int32),
                               np.asarray(indptr, dtype=np.int32)),
                              shape=(n, max(len(index), 1)))
+
+    def get_feature_names_out(self, input_features=None):
+        """Name of each column, ``"name=value"`` (scikit-learn's ``DictVectorizer``
+        spelling), as an object array of str."""
+        if not hasattr(self, "pairs_"):
+            raise NotFittedError("this FeaturesetEncoder instance is not fitted yet; "
+                                 "call fit() first")
+        out = np.empty(len(self.pairs_), dtype=object)
+        out[:] = ["%s=%s" % pair for pair in self.pairs_]
+        return out
 
     def fit_transform(self, featuresets):
         featuresets = list(featuresets)

@@ -45,7 +45,7 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
 
     Minimises ``1/2 ||W||^2 + C sum_i max_y [loss(y_i, y) + s_y(x_i) - s_{y_i}(x_i)]``
     with ``s_y(x) = Lambda(y) . (W x)``, by default with block-coordinate
-Frank--Wolfe (``method="bcfw"``), else by the cutting-plane method.
+    Frank--Wolfe (``method="bcfw"``), else by the cutting-plane method.
 
     Parameters
     ----------

@@ -126,6 +126,7 @@ class Kernel(BaseEstimator):
         raise NotImplementedError
 
     def n_samples(self, X):
+        """Number of samples in ``X`` (rows of a matrix, or items of a sequence)."""
         return X.shape[0]
 
     def __add__(self, other):
@@ -175,6 +176,7 @@ class KernelFunction(Kernel):
         return pairwise_kernels(X, Y, kernel=self.name, **self._params())
 
     def diag(self, X):
+        """Kernel values ``k(x, x)`` of each sample with itself, shape (n_samples,)."""
         X = check_array(X)
         if self.name == "rbf":
             return np.ones(X.shape[0])
@@ -200,6 +202,7 @@ class SumKernel(Kernel):
         return getattr(self.k1, "accepts_sequences", False)
 
     def n_samples(self, X):
+        """Number of samples in ``X`` (rows of a matrix, or items of a sequence)."""
         return self.k1.n_samples(X)
 
     def __call__(self, X, Y=None):
@@ -208,6 +211,7 @@ class SumKernel(Kernel):
         return self.k1(X, Y) + self.k2(X, Y)
 
     def diag(self, X):
+        """Kernel values ``k(x, x)`` of each sample with itself, shape (n_samples,)."""
         return self.k1.diag(X) + self.k2.diag(X)
 
 
@@ -220,6 +224,7 @@ class ProductKernel(SumKernel):
         return self.k1(X, Y) * self.k2(X, Y)
 
     def diag(self, X):
+        """Kernel values ``k(x, x)`` of each sample with itself, shape (n_samples,)."""
         return self.k1.diag(X) * self.k2.diag(X)
 
 
@@ -235,6 +240,7 @@ class ScaledKernel(Kernel):
         return getattr(self.kernel, "accepts_sequences", False)
 
     def n_samples(self, X):
+        """Number of samples in ``X`` (rows of a matrix, or items of a sequence)."""
         return self.kernel.n_samples(X)
 
     def _checked_scale(self):
@@ -249,6 +255,7 @@ class ScaledKernel(Kernel):
         return self._checked_scale() * self.kernel(X, Y)
 
     def diag(self, X):
+        """Kernel values ``k(x, x)`` of each sample with itself, shape (n_samples,)."""
         return self._checked_scale() * self.kernel.diag(X)
 
 
@@ -267,5 +274,6 @@ class NormalizedKernel(ScaledKernel):
         return np.divide(K, scale, out=np.zeros_like(K), where=scale > 0)
 
     def diag(self, X):
+        """Kernel values ``k(x, x)`` of each sample with itself, shape (n_samples,)."""
         _check_kernel_object(self.kernel, "kernel")
         return (self.kernel.diag(X) > 0).astype(np.float64)

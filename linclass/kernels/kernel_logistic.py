@@ -171,9 +171,11 @@ class KernelLogisticRegression(RepresenterMixin, ClassifierMixin, BaseEstimator)
         return softmax(F, axis=1)
 
     def predict_log_proba(self, X):
+        """Log of the class probabilities, shape (n_samples, n_classes), without underflow."""
         return np.log(np.clip(self.predict_proba(X), 1e-300, None))
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         F = self.decision_function(X)
         if F.ndim == 1:
             return self.classes_[(F > 0).astype(np.intp)]

@@ -63,7 +63,7 @@ class KernelPerceptron(KernelModelMixin, ClassifierMixin, BaseEstimator):
     support_vectors_ : ndarray or sparse matrix (n_SV, n_features)
     dual_coef_ : ndarray (n_classes, n_SV)  coefficient of each support vector per class
     n_iter_ : int  epochs run
-    mistakes_ : ndarray (n_iter_,)  mistakes per epoch
+    mistakes_ : ndarray (``n_iter_``,)  mistakes per epoch
     n_features_in_ : int
     """
 

@@ -199,6 +199,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         return self._raw_predict(X)
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]

@@ -151,9 +151,9 @@ class MercerMap(TransformerMixin, BaseEstimator):
     landmarks_ : ndarray or CSR matrix of shape (m, n_features)
     landmark_indices_ : ndarray of shape (m,)
         Rows of the training data used as landmarks.
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (``n_components_``,)
         Kept eigenvalues of ``K_mm``, largest first.
-    projection_ : ndarray of shape (m, n_components_)
+    projection_ : ndarray of shape (m, ``n_components_``)
         ``U Lambda^{-1/2}``: ``transform(X) = k(X, X_m) @ projection_``.
     n_components_ : int
     n_features_in_ : int
@@ -216,7 +216,7 @@ class MercerMap(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """``phi(X) = k(X, X_m) U Lambda^{-1/2}``, shape (n_samples, n_components_)."""
+        """``phi(X) = k(X, X_m) U Lambda^{-1/2}``, shape (n_samples, ``n_components_``)."""
         check_is_fitted(self, "projection_")
         X = check_X(X)
         if X.shape[1] != self.n_features_in_:
@@ -225,6 +225,33 @@ class MercerMap(TransformerMixin, BaseEstimator):
         gamma = self.gamma if self.gamma is not None else 1.0 / self.n_features_in_
         C = _kernel(X, self.landmarks_, self.kernel, float(gamma), self.degree, self.coef0)
         return C @ self.projection_
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns: ``mercermap0``, ``mercermap1``, ...
+
+        The components mix every input feature, so they are numbered as
+        scikit-learn numbers its ``Nystroem`` components.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Only checked against ``feature_names_in_`` (or ``n_features_in_``).
+
+        Returns
+        -------
+        ndarray of str objects, shape (``n_components_``,)
+        """
+        check_is_fitted(self, "projection_")
+        if input_features is not None:
+            input_features = list(input_features)
+            fitted = getattr(self, "feature_names_in_", None)
+            if fitted is not None and input_features != list(fitted):
+                raise ValueError("input_features is not equal to feature_names_in_")
+            if len(input_features) != self.n_features_in_:
+                raise ValueError("input_features should have length equal to the number of "
+                                 "features (%d), got %d"
+                                 % (self.n_features_in_, len(input_features)))
+        return np.array(["mercermap%d" % i for i in range(self.n_components_)], dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

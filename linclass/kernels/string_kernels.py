@@ -17,7 +17,7 @@ with ``kernel="precomputed"`` (they take numeric arrays only).
     ``k(s, t) = sum_u sum_{i: s[i] = u} sum_{j: t[j] = u} decay^(l(i) + l(j))``
     over all (non-contiguous) subsequences ``u`` of length ``n``, where
     ``l(i) = i_n - i_1 + 1`` is the span of the occurrence (Lodhi et al.
-    2002), by the O(n |s| |t|) dynamic programme; ``normalize=True`` (the
+    2002), by the ``O(n |s| |t|)`` dynamic programme; ``normalize=True`` (the
     default, as in the paper) divides by ``sqrt(k(s, s) k(t, t))``.
 
 The hot loops (the k-gram postings products, the subsequence DP) are in
@@ -121,6 +121,7 @@ class SequenceKernel(Kernel):
         return A, B, a, b, vocabulary
 
     def n_samples(self, X):
+        """Number of samples in ``X`` (rows of a matrix, or items of a sequence)."""
         return len(_check_sequences(X, "X"))
 
 
@@ -259,7 +260,7 @@ class SubsequenceKernel(SequenceKernel):
 
     Notes
     -----
-    Cost O(n |s| |t|) per pair (Lodhi et al. 2002, section 3.1): keep
+    Cost ``O(n |s| |t|)`` per pair (Lodhi et al. 2002, section 3.1): keep
     sequences short (characters of a sentence, tokens of a document).
     """
 

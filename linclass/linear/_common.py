@@ -10,11 +10,13 @@ kernels read.  Input checks are not here: they are the contract of
 """
 import numbers
 import os
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
-from .._validation import (check_is_fitted, check_predict_X, check_target, encode_labels,
+from .._validation import (check_is_fitted, check_predict_X, check_target,
                            single_threaded_blas)
 
 __all__ = ["LinearDecisionMixin", "CheckedScoreMixin", "dense_or_csr_matmul", "log_softmax",
@@ -64,7 +66,7 @@ class LinearDecisionMixin:
     match, and ``classes_``.
     """
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> np.ndarray:
         """Scores ``X @ coef_.T + intercept_``.
 
         Returns shape (n_samples,) for a binary problem (positive means
@@ -74,7 +76,7 @@ class LinearDecisionMixin:
         scores = dense_or_csr_matmul(X, self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
         """Class labels: the highest score (ties go to the first class)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -97,13 +99,18 @@ def log_softmax(scores):
 
 
 class CheckedScoreMixin:
-    """``score`` that refuses labels the model never saw (before ClassifierMixin)."""
+    """``score`` that validates ``y`` before predicting (before ClassifierMixin)."""
 
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy; a label of ``y`` not in ``classes_`` raises ``ValueError``."""
+    def score(self, X: Any, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y`` (weighted if given).
+
+        A label of ``y`` that is not in ``classes_`` can never be predicted
+        and counts as an error, as in scikit-learn (so a cross-validation fold
+        holding a class the training folds lack still gets a score); ``y``
+        itself is validated first (no NaN, no mix of strings and numbers).
+        """
         check_is_fitted(self, "classes_")
         y = check_target(y)
-        encode_labels(y, np.sort(self.classes_))
         return super().score(X, y, sample_weight=sample_weight)
 
 

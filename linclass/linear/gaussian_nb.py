@@ -117,12 +117,15 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         return log_prior + norm - 0.5 * quad
 
     def predict_log_proba(self, X):
+        """Log of the class probabilities, shape (n_samples, n_classes), without underflow."""
         return log_softmax(self.predict_joint_log_proba(X))
 
     def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
 
     def __sklearn_tags__(self):

@@ -267,6 +267,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     warm_start : bool, default=False
         Start from the previous ``coef_``/``intercept_`` when the shapes agree.
     verbose : int, default=0
+    l1_ratio : float in [0, 1], optional
+        With ``penalty="elasticnet"`` (Zou & Hastie 2005; scikit-learn's
+        ``LogisticRegression(penalty="elasticnet")``): the penalty is
+        ``sum_j (l1_ratio |w_j| + (1 - l1_ratio) w_j**2 / 2) / C_j``, solved as
+        the L1 penalty (bound-constrained L-BFGS on ``w = u - v``).
 
     Attributes
     ----------
@@ -282,7 +287,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, penalty="l2", C=1.0, *, fit_intercept=True, penalize_intercept=False,
                  solver="lbfgs", tol=1e-4, max_iter=1000, class_weight=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, l1_ratio=None):
         self.penalty = penalty
         self.C = C
         self.fit_intercept = fit_intercept
@@ -293,10 +298,16 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.warm_start = warm_start
         self.verbose = verbose
+        self.l1_ratio = l1_ratio
 
     # ------------------------------------------------------------------ fit --
     def _check_params(self, n_features):
-        if self.penalty not in ("l2", "l1", None, "none"):
+        if self.penalty == "elasticnet":
+            if isinstance(self.l1_ratio, bool) or not isinstance(
+                    self.l1_ratio, numbers.Real) or not 0.0 <= self.l1_ratio <= 1.0:
+                raise ValueError("penalty='elasticnet' needs l1_ratio, a number in [0, 1]; "
+                                 "got %r" % (self.l1_ratio,))
+        elif self.penalty not in ("l2", "l1", None, "none"):
             raise ValueError("penalty must be 'l2', 'l1' or None, got %r" % (self.penalty,))
         if self.solver not in ("lbfgs", "tron"):
             raise ValueError("solver must be 'lbfgs' or 'tron', got %r" % (self.solver,))
@@ -393,7 +404,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         variance = self._check_params(n_features)
         n_classes = len(classes)
         binary = n_classes == 2
-        l1 = self.penalty == "l1"
+        l1 = self.penalty in ("l1", "elasticnet")
         no_penalty = self.penalty in (None, "none")
         if self.solver == "tron" and (not binary or l1):
             raise ValueError("solver='tron' handles binary problems with penalty='l2' (or "
@@ -454,13 +465,17 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_l1(self, objective, theta0):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""
-        lam = objective.inv_var
-        penalized = lam > 0
+        ratio = float(self.l1_ratio) if self.penalty == "elasticnet" else 1.0
+        lam = ratio * objective.inv_var
+        lam2 = (1.0 - ratio) * objective.inv_var          # elastic net's L2 part
+        penalized = objective.inv_var > 0
         n = theta0.shape[0]
 
         def fun(uv):
             theta = uv[:n] - uv[n:]
             loss, grad = objective.loss_grad(theta)
+            loss = loss + 0.5 * float(lam2 @ (theta * theta))
+            grad = grad + lam2 * theta
             f = (loss + lam @ (uv[:n] + uv[n:])) / objective.scale
             g = np.concatenate([grad + lam, -grad + lam]) / objective.scale
             return f, g
@@ -491,6 +506,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]

@@ -672,7 +672,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ predict --
     def decision_function(self, X):
-        """Scores ``lam . f(x, y)`` of every class, shape (n_samples, n_classes)."""
+        """Scores ``lam @ f(x, y)`` of every class, shape (n_samples, n_classes)."""
         check_is_fitted(self, "coef_")
         F, n_samples = self._joint_matrix(X, fitting=False)
         n_weights = self.coef_.shape[0]
@@ -689,11 +689,14 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return scores.reshape(n_samples, len(self.classes_))
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
     def predict_log_proba(self, X):
+        """Log of the class probabilities, shape (n_samples, n_classes), without underflow."""
         return log_softmax(self.decision_function(X))
 
     def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
         return np.exp(self.predict_log_proba(X))
 

@@ -265,7 +265,9 @@ class MixtureNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return jll - logsumexp(jll, axis=1)[:, None]
 
     def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]

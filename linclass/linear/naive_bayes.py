@@ -198,6 +198,7 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return self._joint_log_likelihood(self._check_X(X))
 
     def predict(self, X):
+        """Predicted class label of each sample (the highest-scoring class)."""
         jll = self.predict_joint_log_proba(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
@@ -206,6 +207,7 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return log_softmax(self.predict_joint_log_proba(X))
 
     def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
         return np.exp(self.predict_log_proba(X))
 
 

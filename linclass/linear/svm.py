@@ -15,8 +15,10 @@ Shalev-Shwartz, Singer, Srebro & Cotter (2011), "Pegasos: primal estimated
 sub-gradient solver for SVM", Mathematical Programming 127.
 """
 import warnings
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._core import _linear_svm
 from ._common import LinearDecisionMixin, map_threads
@@ -104,6 +106,23 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         > 0: one progress line per binary problem when it is solved (passes,
         projected-gradient spread and dual objective for ``dual_cd``; steps
         for Pegasos).
+    penalty : {"l2"}, default="l2"
+        scikit-learn's name for the regulariser.  Only ``"l2"``: linclass has
+        no L1-regularised SVM solver (``"l1"`` raises and names the
+        alternatives: ``SGDClassifier(penalty="l1")``, ``LassoClassifier``).
+    dual : {"auto", True, False}, default="auto"
+        scikit-learn's choice between the primal and the dual problem.  For
+        the squared hinge the L2-regularised problem is strictly convex, so
+        both have the same solution and linclass solves it in the dual
+        (``dual_cd``) whatever the value; ``dual=False`` with the hinge loss
+        raises, as in scikit-learn (the primal hinge problem is not
+        differentiable).
+    multi_class : {"ovr", "crammer_singer"}, default="ovr"
+        ``"ovr"``: one binary problem per class.  ``"crammer_singer"``: the
+        joint multi-class SVM, fitted by :class:`CrammerSingerSVC` (``C``,
+        ``tol``, ``max_iter``, ``fit_intercept``, ``intercept_scaling``,
+        ``class_weight`` and ``random_state`` passed on; ``loss`` and
+        ``solver`` do not apply).
 
     Attributes
     ----------
@@ -122,7 +141,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     def __init__(self, C=1.0, loss="squared_hinge", solver="dual_cd", tol=1e-4, max_iter=1000,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, shrinking=True,
                  warm_start=False, pegasos_projection=True, random_state=None, n_jobs=None,
-                 verbose=0):
+                 verbose=0, penalty="l2", dual="auto", multi_class="ovr"):
         self.C = C
         self.loss = loss
         self.solver = solver
@@ -137,6 +156,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.penalty = penalty
+        self.dual = dual
+        self.multi_class = multi_class
 
     def _check_params(self):
         check_positive(self.C, "C")
@@ -148,8 +170,22 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("solver must be one of %s, got %r" % (_SOLVERS, self.solver))
         if self.fit_intercept:
             check_positive(self.intercept_scaling, "intercept_scaling")
+        if self.penalty != "l2":
+            raise ValueError("penalty=%r is not supported: LinearSVC solves the L2-regularised "
+                             "SVM only; for an L1 penalty use SGDClassifier(penalty='l1', "
+                             "loss='squared_hinge') or LassoClassifier" % (self.penalty,))
+        if not (self.dual == "auto" or isinstance(self.dual, (bool, np.bool_))):
+            raise ValueError("dual must be 'auto', True or False, got %r" % (self.dual,))
+        if self.dual is False and self.loss == "hinge":
+            raise ValueError("Unsupported set of arguments: loss='hinge' is not supported "
+                             "with dual=False (the primal hinge problem is not "
+                             "differentiable); use dual=True or loss='squared_hinge'")
+        if self.multi_class not in ("ovr", "crammer_singer"):
+            raise ValueError("multi_class must be 'ovr' or 'crammer_singer', got %r"
+                             % (self.multi_class,))
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Any, y: ArrayLike,
+            sample_weight: Optional[ArrayLike] = None) -> "LinearSVC":
         """Fit the model.
 
         Parameters
@@ -164,6 +200,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self
         """
         self._check_params()
+        if self.multi_class == "crammer_singer":
+            return self._fit_crammer_singer(X, y, sample_weight)
         X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight) \
             * float(self.C)
@@ -239,4 +277,19 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             self._pegasos_steps = np.array([r[4] for r in results])
             self.__dict__.pop("dual_coef_", None)
             self.__dict__.pop("dual_objective_", None)
+        return self
+
+    def _fit_crammer_singer(self, X, y, sample_weight):
+        from .multiclass import CrammerSingerSVC
+        joint = CrammerSingerSVC(
+            C=self.C, tol=self.tol, max_iter=self.max_iter, fit_intercept=self.fit_intercept,
+            intercept_scaling=self.intercept_scaling, class_weight=self.class_weight,
+            random_state=self.random_state)
+        joint.fit(X, y, sample_weight=sample_weight)
+        for name in ("classes_", "n_features_in_", "coef_", "intercept_", "n_iter_"):
+            setattr(self, name, getattr(joint, name))
+        # the joint dual (one row per sample) has another shape than the
+        # one-vs-rest duals this class documents: not kept
+        for name in ("dual_coef_", "dual_objective_"):
+            self.__dict__.pop(name, None)
         return self
