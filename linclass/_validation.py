@@ -574,3 +574,55 @@ def single_threaded_blas():
     except ImportError:
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def check_state_array(value, name, shape, *, kinds="f"):
+    """A fitted array read back from a model file (for ``_check_state``).
+
+    ``value`` must be a numpy array whose dtype kind is one of ``kinds``
+    (``"f"`` float, ``"i"``/``"u"`` integers, ``"b"`` bool) and whose shape is
+    ``shape`` (a tuple; ``None`` leaves that axis free).  Raises ``ValueError``
+    naming the attribute otherwise; returns ``value``.
+    """
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds \
+            or value.ndim != len(shape) \
+            or any(want is not None and want != got for want, got in zip(shape, value.shape)):
+        want = "(%s)" % ", ".join("any" if s is None else str(s) for s in shape)
+        got = ("array of shape %r and dtype %s" % (value.shape, value.dtype)
+               if isinstance(value, np.ndarray) else type(value).__name__)
+        raise ValueError("%s must be an array of shape %s with dtype kind in %r, got %s"
+                         % (name, want, kinds, got))
+    return value
+
+
+def check_int_param(value, name, *, low=None, high=None, allow=()):
+    """An integer parameter in ``[low, high]`` (either bound may be None), or one
+    of the special values in ``allow`` (e.g. ``None`` or ``-1``).
+
+    Raises ``TypeError`` for a non-integer (bools and floats included) and
+    ``ValueError`` for an integer out of range, both naming the parameter.
+    """
+    if any(value is a or (a is not None and not isinstance(value, bool) and value == a
+                          and isinstance(value, numbers.Integral)) for a in allow):
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("%s must be an integer%s, got %r"
+                        % (name, "" if not allow else " or one of %r" % (allow,), value))
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = ">= %d" % low if high is None else ("<= %d" % high if low is None
+                                                     else "in [%d, %d]" % (low, high))
+        raise ValueError("%s must be %s, got %r" % (name, bounds, value))
+    return int(value)
+
+
+def check_choice(value, name, choices):
+    """``value`` is one of ``choices`` (strings or other hashables); ValueError
+    naming the parameter and listing the choices otherwise."""
+    try:
+        ok = any(value == c and type(value) is type(c) for c in choices)
+    except Exception:  # an array or other value without a plain ==
+        ok = False
+    if not ok:
+        raise ValueError("%s must be one of %s, got %r"
+                         % (name, ", ".join(repr(c) for c in choices), value))
+    return value

@@ -6,6 +6,7 @@ showing non-default parameters, and ``save``.  :class:`ClassifierMixin` adds
 ``score`` (accuracy) and the classifier tags scikit-learn looks for.
 """
 import inspect
+import numbers
 
 import numpy as np
 
@@ -152,10 +153,20 @@ class BaseEstimator:
                     coef.shape[coef.ndim - 1] != n_features:
                 raise ValueError("coef_ has %d columns but n_features_in_ is %d"
                                  % (coef.shape[coef.ndim - 1], n_features))
+            if coef.dtype.kind == "f" and np.isnan(coef).any():
+                raise ValueError("coef_ contains NaN (fit never produces it)")
             n_rows = coef.shape[0] if coef.ndim == 2 else 1
             if classes is not None and coef.ndim == 2 and n_rows not in (1, len(classes)):
                 raise ValueError("coef_ has %d rows for %d classes" % (n_rows, len(classes)))
             intercept = state.get("intercept_")
+            if "intercept_" in state and not isinstance(intercept, np.ndarray) and (
+                    isinstance(intercept, bool) or not isinstance(intercept, numbers.Real)):
+                raise ValueError("intercept_ must be a number or a numeric array, got %r"
+                                 % (intercept,))
+            if isinstance(intercept, np.ndarray) and intercept.dtype.kind not in "fiu":
+                raise ValueError("intercept_ must be numeric, got dtype %s" % intercept.dtype)
+            if np.isnan(intercept).any():
+                raise ValueError("intercept_ contains NaN (fit never produces it)")
             if isinstance(intercept, np.ndarray) and intercept.ndim > 0 and \
                     intercept.shape != (n_rows,):
                 raise ValueError("intercept_ has shape %r but coef_ has %d rows"
@@ -190,7 +201,7 @@ class BaseEstimator:
             if arr is None or ("S" in rule and "support_" not in state):
                 continue
             if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub" \
-                    or arr.ndim < len(rule):
+                    or arr.ndim < len(rule) or (len(rule) == 1 and arr.ndim != 1):
                 raise ValueError("%s must be a numeric array with at least %d dimensions"
                                  % (name, len(rule)))
             axes = ((0, rule[0]),) if len(rule) == 1 else ((0, rule[0]), (arr.ndim - 1, rule[1]))

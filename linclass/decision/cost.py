@@ -103,6 +103,10 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
         self.cost_matrix = cost_matrix
         self.prefit = prefit
 
+    def _check_state(self):
+        super()._check_state()
+        self.cost_matrix_ = _check_cost_matrix(self.cost_matrix_, len(self.classes_))
+
     def fit(self, X, y=None, sample_weight=None):
         """Fit the wrapped classifier (unless ``prefit``) and check the costs."""
         check_estimator_protocol(self.estimator, ["predict_proba"], "CostSensitiveClassifier")

@@ -136,6 +136,12 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
         self.train_priors = train_priors
         self.prefit = prefit
 
+    def _check_state(self):
+        super()._check_state()
+        n_classes = len(self.classes_)
+        self.train_priors_ = _check_priors(self.train_priors_, n_classes, "train_priors_")
+        self.priors_ = _check_priors(self.priors_, n_classes, "priors_")
+
     def fit(self, X, y, sample_weight=None):
         """Fit the estimator (unless ``prefit``) and record the training priors."""
         check_estimator_protocol(self.estimator, ["predict_proba"], "PriorShiftClassifier")

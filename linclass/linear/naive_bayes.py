@@ -299,12 +299,18 @@ class BernoulliNB(_BaseDiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
 
+    def _check_params(self):
+        super()._check_params()
+        if self.binarize is not None and (
+                isinstance(self.binarize, bool) or not isinstance(self.binarize, numbers.Real)
+                or np.isnan(self.binarize)):
+            raise ValueError("binarize must be a number or None, got %r" % (self.binarize,))
+
     def _prepare_X(self, X):
         X = check_array(X)
         if self.binarize is None:
             return X
-        if isinstance(self.binarize, bool) or not isinstance(self.binarize, numbers.Real):
-            raise ValueError("binarize must be a number or None, got %r" % (self.binarize,))
+        self._check_params()
         if sp.issparse(X):
             X = X.copy()
             X.data = (X.data > self.binarize).astype(np.float64)
