@@ -5,6 +5,7 @@ scikit-learn's ``clone``, ``Pipeline`` and ``GridSearchCV``), a ``__repr__``
 showing non-default parameters, and ``save``.  :class:`ClassifierMixin` adds
 ``score`` (accuracy) and the classifier tags scikit-learn looks for.
 """
+import functools
 import inspect
 import numbers
 
@@ -19,7 +20,28 @@ class BaseEstimator:
     Subclasses list all their parameters as explicit keyword arguments of
     ``__init__`` and store each unchanged under the same name; ``fit`` sets
     the learned attributes, whose names end with an underscore.
+
+    Every ``fit`` a subclass defines first checks the parameters whose name
+    fixes their type in all models (booleans such as ``fit_intercept``,
+    ``verbose``, ``random_state``, ``n_jobs``:
+    :func:`linclass._validation.check_common_params`), so that no model
+    accepts ``shuffle="no"`` or ``random_state="x"`` silently.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is None or getattr(fit, "_checks_common_params", False):
+            return
+
+        @functools.wraps(fit)
+        def fit_with_checked_params(self, *args, **kw):
+            from ._validation import check_common_params
+            check_common_params(self)
+            return fit(self, *args, **kw)
+
+        fit_with_checked_params._checks_common_params = True
+        cls.fit = fit_with_checked_params
 
     @classmethod
     def _get_param_names(cls):
@@ -165,7 +187,7 @@ class BaseEstimator:
                                  % (intercept,))
             if isinstance(intercept, np.ndarray) and intercept.dtype.kind not in "fiu":
                 raise ValueError("intercept_ must be numeric, got dtype %s" % intercept.dtype)
-            if np.isnan(intercept).any():
+            if intercept is not None and np.isnan(intercept).any():
                 raise ValueError("intercept_ contains NaN (fit never produces it)")
             if isinstance(intercept, np.ndarray) and intercept.ndim > 0 and \
                     intercept.shape != (n_rows,):

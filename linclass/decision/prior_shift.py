@@ -24,7 +24,8 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_classification_target, check_is_fitted, check_sample_weight
+from .._validation import (as_float_param, check_classification_target, check_is_fitted,
+                           check_sample_weight)
 from ..base import BaseEstimator
 from ._common import MetaClassifierMixin, check_estimator_protocol, clone_estimator, posteriors
 
@@ -32,7 +33,7 @@ __all__ = ["PriorShiftClassifier", "adjust_to_priors", "estimate_priors_em", "sh
 
 
 def _check_priors(priors, n_classes, name):
-    p = np.asarray(priors, dtype=np.float64)
+    p = as_float_param(priors, name)
     if p.ndim != 1 or len(p) != n_classes:
         raise ValueError("%s must have one entry per class (%d), got shape %r"
                          % (name, n_classes, p.shape))

@@ -60,12 +60,10 @@ class RepresenterMixin:
     def _check_kernel(self):
         if not callable(self.kernel):
             check_kernel_name(self.kernel)
-            if self.kernel in ("poly", "rbf", "sigmoid") and self.gamma is not None:
-                check_gamma(self.gamma)
-            if self.kernel == "poly":
-                check_degree(self.degree)
-            if self.kernel in ("poly", "sigmoid"):
-                check_coef0(self.coef0)
+        if self.gamma is not None:              # checked even where the kernel ignores them
+            check_gamma(self.gamma)
+        check_degree(self.degree)
+        check_coef0(self.coef0)
         if self.n_components is not None:
             check_positive(self.n_components, "n_components", integer=True)
             if self.kernel not in ("linear", "poly", "rbf"):

@@ -21,8 +21,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import (check_classification_data, check_is_fitted, check_n_features,
-                           check_state_array, check_X)
+from .._validation import (as_float_param, check_classification_data, check_is_fitted,
+                           check_n_features, check_state_array, check_X)
 from ..base import BaseEstimator, ClassifierMixin
 from ._common import log_softmax
 
@@ -87,7 +87,7 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         if self.priors is None:
             prior = counts / counts.sum()
         else:
-            prior = np.asarray(self.priors, dtype=np.float64)
+            prior = as_float_param(self.priors, "priors")
             if prior.shape != (n_classes,):
                 raise ValueError("Number of priors must match number of classes: priors has "
                                  "shape %r, there are %d classes" % (prior.shape, n_classes))
