@@ -595,37 +595,19 @@ def check_state_array(value, name, shape, *, kinds="f"):
     return value
 
 
-def check_int_param(value, name, *, low=None, high=None, allow=()):
-    """An integer parameter in ``[low, high]`` (either bound may be None), or one
-    of the special values in ``allow`` (e.g. ``None`` or ``-1``).
+def check_int_param(value, name, *, low=None, high=None):
+    """An integer parameter in ``[low, high]`` (either bound may be None).
 
-    Raises ``TypeError`` for a non-integer (bools and floats included) and
-    ``ValueError`` for an integer out of range, both naming the parameter.
+    Raises ``ValueError`` naming the parameter for a non-integer (bools and
+    floats included) or an integer out of range (as :func:`check_positive`).
     """
-    if any(value is a or (a is not None and not isinstance(value, bool) and value == a
-                          and isinstance(value, numbers.Integral)) for a in allow):
-        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError("%s must be an integer%s, got %r"
-                        % (name, "" if not allow else " or one of %r" % (allow,), value))
+        raise ValueError("%s must be an integer, got %r" % (name, value))
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = ">= %d" % low if high is None else ("<= %d" % high if low is None
                                                      else "in [%d, %d]" % (low, high))
         raise ValueError("%s must be %s, got %r" % (name, bounds, value))
     return int(value)
-
-
-def check_choice(value, name, choices):
-    """``value`` is one of ``choices`` (strings or other hashables); ValueError
-    naming the parameter and listing the choices otherwise."""
-    try:
-        ok = any(value == c and type(value) is type(c) for c in choices)
-    except Exception:  # an array or other value without a plain ==
-        ok = False
-    if not ok:
-        raise ValueError("%s must be one of %s, got %r"
-                         % (name, ", ".join(repr(c) for c in choices), value))
-    return value
 
 
 # Parameters with one meaning in every linclass model (checked by name before
@@ -641,13 +623,13 @@ def check_common_params(estimator):
     the boolean switches of :data:`BOOLEAN_PARAMS`, ``average`` (bool, or the
     step an average starts at), ``verbose`` (bool or int >= 0), ``random_state``
     (None, an int >= 0, a RandomState or Generator) and ``n_jobs`` (None or a
-    non-zero int).  ``TypeError``/``ValueError`` name the parameter."""
+    non-zero int).  The ``ValueError`` names the parameter."""
     names = set(type(estimator)._get_param_names()) if hasattr(
         type(estimator), "_get_param_names") else set(vars(estimator))
     params = {k: v for k, v in vars(estimator).items() if k in names}
     for name in BOOLEAN_PARAMS.intersection(params):
         if not isinstance(params[name], (bool, np.bool_)):
-            raise TypeError("%s must be True or False, got %r" % (name, params[name]))
+            raise ValueError("%s must be True or False, got %r" % (name, params[name]))
     if "average" in params and not isinstance(params["average"], (bool, np.bool_)):
         check_int_param(params["average"], "average", low=0)
     if "verbose" in params and not isinstance(params["verbose"], (bool, np.bool_)):

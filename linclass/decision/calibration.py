@@ -159,6 +159,8 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
         increasing knots and values of the isotonic fit (called by
         :func:`linclass.load`)."""
         super()._check_state()
+        if "calibrators_" not in vars(self):          # not fitted: nothing to check
+            return
         if self.method not in ("sigmoid", "isotonic"):
             raise ValueError("method must be 'sigmoid' or 'isotonic', got %r" % (self.method,))
         k = len(self.classes_)

@@ -105,6 +105,8 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
 
     def _check_state(self):
         super()._check_state()
+        if "cost_matrix_" not in vars(self):          # not fitted: nothing to check
+            return
         self.cost_matrix_ = _check_cost_matrix(self.cost_matrix_, len(self.classes_))
 
     def fit(self, X, y=None, sample_weight=None):

@@ -139,6 +139,8 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
 
     def _check_state(self):
         super()._check_state()
+        if "priors_" not in vars(self):          # not fitted: nothing to check
+            return
         n_classes = len(self.classes_)
         self.train_priors_ = _check_priors(self.train_priors_, n_classes, "train_priors_")
         self.priors_ = _check_priors(self.priors_, n_classes, "priors_")

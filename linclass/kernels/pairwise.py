@@ -270,6 +270,8 @@ class KernelModelMixin:
         """The support vectors, their coefficients, norms and the resolved gamma
         agree (called by :func:`linclass.load`, after the generic checks)."""
         super()._check_state()
+        if "support_" not in vars(self):          # not fitted: nothing to check
+            return
         from .._validation import check_state_array
         classes = self.classes_
         if len(classes) < 2:

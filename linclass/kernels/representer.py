@@ -143,6 +143,8 @@ class RepresenterMixin:
         """The basis (``X_fit_`` or the landmarks) and ``dual_coef_`` agree
         (called by :func:`linclass.load`)."""
         super()._check_state()
+        if "dual_coef_" not in vars(self):          # not fitted: nothing to check
+            return
         landmarks = self.landmark_indices_
         if landmarks is not None:
             check_state_array(landmarks, "landmark_indices_", (None,), kinds="iu")

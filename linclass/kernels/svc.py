@@ -290,6 +290,8 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
         """Per-problem arrays, class counts of the support vectors and Platt
         sigmoids agree with the classes (called by :func:`linclass.load`)."""
         super()._check_state()
+        if "support_" not in vars(self):          # not fitted: nothing to check
+            return
         n_problems = len(self._problems(len(self.classes_)))
         check_state_array(self.intercept_, "intercept_", (n_problems,))
         n_support = check_state_array(self.n_support_, "n_support_", (len(self.classes_),),

@@ -107,6 +107,8 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         """Priors, means and variances have one row per class and one column per
         feature; variances are not negative (called by :func:`linclass.load`)."""
         super()._check_state()
+        if "theta_" not in vars(self):          # not fitted: nothing to check
+            return
         K, F = len(self.classes_), self.n_features_in_
         check_state_array(self.class_prior_, "class_prior_", (K,))
         check_state_array(self.theta_, "theta_", (K, F))

@@ -260,6 +260,8 @@ class _MetaBase(ClassifierMixin, BaseEstimator):
         """One fitted binary estimator per problem, each on ``n_features_in_``
         features with labels {0, 1} (called by :func:`linclass.load`)."""
         super()._check_state()
+        if "estimators_" not in vars(self):     # not fitted: nothing to check
+            return
         n_problems = len(self._problem_classes())
         estimators = self.estimators_
         if not isinstance(estimators, list) or len(estimators) != n_problems:
@@ -398,6 +400,8 @@ class OneVsOneClassifier(_MetaBase):
 
     def _check_state(self):
         super()._check_state()
+        if "pairs_" not in vars(self):          # not fitted: nothing to check
+            return
         pairs = np.asarray(self._problem_classes(), dtype=np.intp).reshape(-1, 2)
         if not isinstance(self.pairs_, np.ndarray) or self.pairs_.shape != pairs.shape or \
                 self.pairs_.dtype.kind not in "iu" or not np.array_equal(self.pairs_, pairs):
