@@ -7,10 +7,25 @@ extension module ``linclass._core.<name>``.
 Environment switches
 --------------------
 LINCLASS_DEBUG_BUILD=1
-    Compile with bounds checking, wraparound and initialisation checks turned
-    on, ``-O0 -g`` and assertions enabled.  The test suite is run against this
-    build in CI: an out-of-bounds access in a kernel then raises IndexError
-    instead of corrupting memory.
+    Compile with Cython's boundscheck, wraparound, initializedcheck and
+    nonecheck on, ``-O0 -g`` and C assertions enabled, and define the C macro
+    ``LINCLASS_DEBUG_BUILD``.  What that checks, exactly:
+
+    * indexing of typed memoryviews in ``.pyx`` code raises ``IndexError``
+      (Cython's boundscheck);
+    * accesses through raw pointers are *not* seen by boundscheck; the row
+      accessor every matrix kernel uses (``rows_get`` in ``_core/_rows.pxd``)
+      checks, under the macro, the row number, the row's ``indptr`` extent and
+      every column index of the row against the matrix shape, and the other
+      explicit ``debug_check_index`` calls (``_core/_debug.pxd``) check their
+      index; a failed check prints ``linclass debug build: IndexError: ...``
+      to stderr and aborts the process (the kernels are ``noexcept nogil``
+      and cannot raise).  ``linclass._core._checks.DEBUG_BUILD`` tells which
+      build is installed.
+
+    Pointer arithmetic without such a call is unchecked in both builds: use
+    AddressSanitizer for it (CONTRIBUTING.md).  The test suite is run
+    against this build in CI.
 """
 import glob
 import os
@@ -73,7 +88,8 @@ extensions = [
     Extension(
         "linclass._core." + os.path.splitext(os.path.basename(path))[0],
         [path],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+        + ([("LINCLASS_DEBUG_BUILD", "1")] if DEBUG_BUILD else []),
     )
     for path in pyx_files
 ]

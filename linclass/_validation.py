@@ -588,3 +588,84 @@ def single_threaded_blas():
     except ImportError:
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def check_state_array(value, name, shape, *, kinds="f"):
+    """A fitted array read back from a model file (for ``_check_state``).
+
+    ``value`` must be a numpy array whose dtype kind is one of ``kinds``
+    (``"f"`` float, ``"i"``/``"u"`` integers, ``"b"`` bool) and whose shape is
+    ``shape`` (a tuple; ``None`` leaves that axis free).  Raises ``ValueError``
+    naming the attribute otherwise; returns ``value``.
+    """
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds \
+            or value.ndim != len(shape) \
+            or any(want is not None and want != got for want, got in zip(shape, value.shape)):
+        want = "(%s)" % ", ".join("any" if s is None else str(s) for s in shape)
+        got = ("array of shape %r and dtype %s" % (value.shape, value.dtype)
+               if isinstance(value, np.ndarray) else type(value).__name__)
+        raise ValueError("%s must be an array of shape %s with dtype kind in %r, got %s"
+                         % (name, want, kinds, got))
+    return value
+
+
+def check_int_param(value, name, *, low=None, high=None):
+    """An integer parameter in ``[low, high]`` (either bound may be None).
+
+    Raises ``ValueError`` naming the parameter for a non-integer (bools and
+    floats included) or an integer out of range (as :func:`check_positive`).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError("%s must be an integer, got %r" % (name, value))
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = ">= %d" % low if high is None else ("<= %d" % high if low is None
+                                                     else "in [%d, %d]" % (low, high))
+        raise ValueError("%s must be %s, got %r" % (name, bounds, value))
+    return int(value)
+
+
+# Parameters with one meaning in every linclass model (checked by name before
+# each ``fit``: see ``BaseEstimator.__init_subclass__``).
+BOOLEAN_PARAMS = frozenset([
+    "fit_intercept", "warm_start", "shuffle", "voted", "shrinking", "probability",
+    "early_stopping", "pegasos_projection", "penalize_intercept", "prefit", "normalize",
+    "lowercase", "all_possible_states", "all_possible_transitions"])
+
+
+def check_common_params(estimator):
+    """Check the parameters whose name fixes their type in every linclass model:
+    the boolean switches of :data:`BOOLEAN_PARAMS`, ``average`` (bool, or the
+    step an average starts at), ``verbose`` (bool or int >= 0), ``random_state``
+    (None, an int >= 0, a RandomState or Generator) and ``n_jobs`` (None or a
+    non-zero int).  The ``ValueError`` names the parameter."""
+    names = set(type(estimator)._get_param_names()) if hasattr(
+        type(estimator), "_get_param_names") else set(vars(estimator))
+    params = {k: v for k, v in vars(estimator).items() if k in names}
+    for name in BOOLEAN_PARAMS.intersection(params):
+        if not isinstance(params[name], (bool, np.bool_)):
+            raise ValueError("%s must be True or False, got %r" % (name, params[name]))
+    if "average" in params and not isinstance(params["average"], (bool, np.bool_)):
+        check_int_param(params["average"], "average", low=0)
+    if "verbose" in params and not isinstance(params["verbose"], (bool, np.bool_)):
+        check_int_param(params["verbose"], "verbose", low=0)
+    if "random_state" in params:
+        random_state = params["random_state"]
+        if not (random_state is None or isinstance(
+                random_state, (np.random.RandomState, np.random.Generator))):
+            check_int_param(random_state, "random_state", low=0)
+    if "n_jobs" in params and params["n_jobs"] is not None:
+        n_jobs = check_int_param(params["n_jobs"], "n_jobs")
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be None, -1 (all CPUs) or a positive integer, got 0")
+
+
+def as_float_param(value, name):
+    """``np.asarray(value, dtype=float64)`` for an array-valued parameter
+    (priors, weights, cost matrices), with a ``ValueError`` naming the
+    parameter when it does not hold numbers."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("%s must be an array of numbers, got %r (%s)"
+                         % (name, value if np.ndim(value) == 0 else type(value).__name__,
+                            exc)) from None

@@ -16,6 +16,7 @@ check runs at the outermost call only, where the user's data enters.
 """
 import functools
 import inspect
+import numbers
 import threading
 import warnings
 from os import PathLike
@@ -166,13 +167,31 @@ class BaseEstimator:
     Subclasses list all their parameters as explicit keyword arguments of
     ``__init__`` and store each unchanged under the same name; ``fit`` sets
     the learned attributes, whose names end with an underscore.
+
+    Every ``fit`` a subclass defines first checks the parameters whose name
+    fixes their type in all models (booleans such as ``fit_intercept``,
+    ``verbose``, ``random_state``, ``n_jobs``:
+    :func:`linclass._validation.check_common_params`), so that no model
+    accepts ``shuffle="no"`` or ``random_state="x"`` silently.
     """
 
     def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Parameters: every ``fit`` first runs the shared parameter checks.
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "_checks_common_params", False):
+            def make(fit):
+                @functools.wraps(fit)
+                def fit_with_checked_params(self, *args, **kw):
+                    from ._validation import check_common_params
+                    check_common_params(self)
+                    return fit(self, *args, **kw)
+                fit_with_checked_params._checks_common_params = True
+                return fit_with_checked_params
+            cls.fit = make(fit)
         # Data frames: ``fit`` records ``feature_names_in_`` and the methods
         # taking X check it (see check_feature_names).  Wrapping here covers
         # every estimator, including ones that do not call a shared validator.
-        super().__init_subclass__(**kwargs)
         for name in _FIT_METHODS + _NAMED_INPUT_METHODS:
             method = next((klass.__dict__[name] for klass in cls.__mro__
                            if name in klass.__dict__), None)
@@ -320,10 +339,20 @@ class BaseEstimator:
                     coef.shape[coef.ndim - 1] != n_features:
                 raise ValueError("coef_ has %d columns but n_features_in_ is %d"
                                  % (coef.shape[coef.ndim - 1], n_features))
+            if coef.dtype.kind == "f" and np.isnan(coef).any():
+                raise ValueError("coef_ contains NaN (fit never produces it)")
             n_rows = coef.shape[0] if coef.ndim == 2 else 1
             if classes is not None and coef.ndim == 2 and n_rows not in (1, len(classes)):
                 raise ValueError("coef_ has %d rows for %d classes" % (n_rows, len(classes)))
             intercept = state.get("intercept_")
+            if "intercept_" in state and not isinstance(intercept, np.ndarray) and (
+                    isinstance(intercept, bool) or not isinstance(intercept, numbers.Real)):
+                raise ValueError("intercept_ must be a number or a numeric array, got %r"
+                                 % (intercept,))
+            if isinstance(intercept, np.ndarray) and intercept.dtype.kind not in "fiu":
+                raise ValueError("intercept_ must be numeric, got dtype %s" % intercept.dtype)
+            if intercept is not None and np.isnan(intercept).any():
+                raise ValueError("intercept_ contains NaN (fit never produces it)")
             if isinstance(intercept, np.ndarray) and intercept.ndim > 0 and \
                     intercept.shape != (n_rows,):
                 raise ValueError("intercept_ has shape %r but coef_ has %d rows"
@@ -358,7 +387,7 @@ class BaseEstimator:
             if arr is None or ("S" in rule and "support_" not in state):
                 continue
             if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub" \
-                    or arr.ndim < len(rule):
+                    or arr.ndim < len(rule) or (len(rule) == 1 and arr.ndim != 1):
                 raise ValueError("%s must be a numeric array with at least %d dimensions"
                                  % (name, len(rule)))
             axes = ((0, rule[0]),) if len(rule) == 1 else ((0, rule[0]), (arr.ndim - 1, rule[1]))

@@ -208,7 +208,22 @@ def run_case(name, case):
 
 
 # ---------------------------------------------------------------- load --
-LOAD_MODELS = dict(MODELS, SequenceTagger="linclass.SequenceTagger(n_hash=1000, max_iter=1)")
+LOAD_MODELS = dict(
+    MODELS, SequenceTagger="linclass.SequenceTagger(n_hash=1000, max_iter=1)",
+    CRF="linclass.CRF(max_iterations=5, features='pos')", HMM="linclass.HMM()",
+    GaussianNB="linclass.GaussianNB()",
+    KernelRidge="linclass.KernelRidge(kernel='rbf')",
+    KernelRidgeClassifier="linclass.KernelRidgeClassifier(kernel='rbf')",
+    KernelLogisticRegression="linclass.KernelLogisticRegression(max_iter=50)",
+    CostSensitiveClassifier="linclass.CostSensitiveClassifier(linclass.LogisticRegression())",
+    RejectOption="linclass.RejectOption(linclass.LogisticRegression(), threshold=0.4)",
+    PriorShiftClassifier="linclass.PriorShiftClassifier(linclass.LogisticRegression())",
+    CalibratedClassifier="linclass.CalibratedClassifier(linclass.LinearSVC(), cv=3)",
+    PosteriorCombiner="linclass.PosteriorCombiner([linclass.LogisticRegression(), "
+                      "linclass.GaussianNB()])",
+)
+SEQUENCE_MODELS = {"SequenceTagger", "CRF", "HMM"}
+REGRESSORS = REGRESSORS | {"KernelRidge"}
 
 _TAG_X = [["the", "dog", "runs"], ["a", "cat", "sleeps", "now"], ["dogs", "run"]]
 _TAG_Y = [["D", "N", "V"], ["D", "N", "V", "R"], ["N", "V"]]
@@ -222,7 +237,7 @@ def fitted_model_file(name, path):
     model = eval(LOAD_MODELS[name], {"linclass": linclass})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if name == "SequenceTagger":
+        if name in SEQUENCE_MODELS:
             model.fit(_TAG_X, _TAG_Y)
         else:
             X, y = _data(name)
@@ -320,7 +335,7 @@ def run_load_case(name, path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            if name == "SequenceTagger":
+            if name in SEQUENCE_MODELS:
                 out = model.predict(_TAG_X)
                 assert len(out) == len(_TAG_X)
             else:
@@ -334,15 +349,17 @@ def run_load_case(name, path):
     return "ok"
 
 
-def run_cases(group, timeout=300):
+def run_cases(group, timeout=300, chunk=500):
     """``{(name, case): outcome}`` for a list of (name, case), each in a child
-    process (one child for many cases, restarted after a crash)."""
+    process (one child for up to ``chunk`` cases, restarted after a crash)."""
     results = {}
     todo = list(group)
     env = dict(os.environ)
     while todo:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker",
-                               json.dumps(todo)], capture_output=True, text=True,
+        # the cases go through stdin: thousands of paths exceed the argv limit
+        batch = todo[:chunk]
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "-"],
+                              input=json.dumps(batch), capture_output=True, text=True,
                               timeout=timeout, env=env)
         done = 0
         for line in proc.stdout.splitlines():
@@ -350,11 +367,11 @@ def run_cases(group, timeout=300):
                 name, case, outcome = json.loads(line[7:])
                 results[(name, case)] = outcome
                 done += 1
-        if done < len(todo):                    # the child died in todo[done]
-            results[tuple(todo[done])] = "crash(rc=%d)" % proc.returncode
+        if done < len(batch):                   # the child died in batch[done]
+            results[tuple(batch[done])] = "crash(rc=%d)" % proc.returncode
             todo = todo[done + 1:]
         else:
-            todo = []
+            todo = todo[len(batch):]
     return results
 
 
@@ -372,7 +389,7 @@ def _worker(todo):
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--worker":
-        _worker(json.loads(sys.argv[2]))
+        _worker(json.loads(sys.stdin.read() if sys.argv[2] == "-" else sys.argv[2]))
         sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "--load":
         import tempfile

@@ -154,7 +154,9 @@ def test_tagger_with_edited_hash_width_is_refused(tmp_path):
 
 
 LOAD_FUZZ_MODELS = ["SequenceTagger", "Perceptron", "LinearSVC", "SGDClassifier",
-                    "LogisticRegression", "RidgeClassifier", "Lasso", "MultiClassSVM"]
+                    "LogisticRegression", "RidgeClassifier", "Lasso", "MultiClassSVM",
+                    "SVC", "KernelPerceptron", "LinearRegression", "OneVsOneClassifier",
+                    "GaussianNB", "KernelRidgeClassifier", "CalibratedClassifier", "CRF"]
 
 
 def test_mutated_model_files_never_crash(tmp_path):

@@ -71,3 +71,10 @@ def csr_structure(const int[::1] indptr, const int[::1] indices, Py_ssize_t n_ro
         status = _csr_structure(&indptr[0], ind_ptr, n_rows, n_cols, nnz,
                                 &where, &canonical)
     return status, where, bool(canonical)
+
+
+from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
+
+# True in the debug build (LINCLASS_DEBUG_BUILD=1), whose kernels check the
+# indices they follow through raw pointers (see _debug.pxd and setup.py).
+DEBUG_BUILD = bool(LINCLASS_DEBUG_CHECKS)

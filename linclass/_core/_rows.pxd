@@ -5,6 +5,9 @@
 # values are the n_cols contiguous entries; for CSR `indices` holds the column
 # of each stored value.  The kernels below branch once per row, not per entry.
 
+from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS, debug_check_index
+
+
 cdef struct Rows:
     const double* data      # CSR .data (nnz,) or dense (n_rows * n_cols,)
     const int* indices      # CSR .indices (nnz,) or NULL for dense
@@ -16,8 +19,16 @@ cdef struct Rows:
 cdef inline Py_ssize_t rows_get(const Rows* X, Py_ssize_t i,
                                 const double** values,
                                 const int** indices) noexcept nogil:
-    """Point `values`/`indices` at row i; return its number of stored entries."""
-    cdef Py_ssize_t start
+    """Point `values`/`indices` at row i; return its number of stored entries.
+
+    The debug build checks i, the row's extent and its column indices."""
+    cdef Py_ssize_t start, k
+    if LINCLASS_DEBUG_CHECKS:
+        debug_check_index(i, X.n_rows, "rows_get: row")
+        if X.indptr != NULL:
+            debug_check_index(X.indptr[i], X.indptr[i + 1] + 1, "rows_get: indptr[i]")
+            for k in range(X.indptr[i], X.indptr[i + 1]):
+                debug_check_index(X.indices[k], X.n_cols, "rows_get: column index")
     if X.indptr == NULL:
         values[0] = X.data + i * X.n_cols          # X[i, :]
         indices[0] = NULL

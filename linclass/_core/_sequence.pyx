@@ -21,6 +21,8 @@ from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
+from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
+
 import numpy as np
 
 
@@ -276,6 +278,29 @@ def _check_shapes(Py_ssize_t F, Py_ssize_t K, tuple trans_shape, Py_ssize_t n_st
     return n_tokens
 
 
+def _debug_check_values(Py_ssize_t F, Py_ssize_t K, const int[::1] indices,
+                        const int[::1] indptr, Py_ssize_t n_tokens, const int[::1] gold):
+    """Debug build only (LINCLASS_DEBUG_BUILD=1): the index *values* the
+    kernels follow through raw pointers -- the CSR extent of every token row,
+    feature ids below F, gold labels below K -- raise IndexError instead of
+    being read out of bounds.  A no-op in the release build."""
+    cdef Py_ssize_t r, p
+    if not LINCLASS_DEBUG_CHECKS:
+        return
+    for r in range(n_tokens):
+        if indptr[r] > indptr[r + 1] or indptr[r] < 0:
+            raise IndexError("debug build: indptr decreases at token row %d" % r)
+        for p in range(indptr[r], indptr[r + 1]):
+            if indices[p] < 0 or indices[p] >= F:
+                raise IndexError("debug build: feature index %d at position %d outside "
+                                 "[0, %d)" % (indices[p], p, F))
+    if gold is not None:
+        for r in range(min(n_tokens, gold.shape[0])):
+            if gold[r] < 0 or gold[r] >= K:
+                raise IndexError("debug build: gold label %d of token %d outside [0, %d)"
+                                 % (gold[r], r, K))
+
+
 def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] trans2,
                   floating[::1] start, floating[::1] stop,
                   const int[::1] indices, const double[::1] data, const int[::1] indptr,
@@ -305,6 +330,7 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
     n_tokens = _check_shapes(W.shape[0], K, (trans.shape[0], trans.shape[1]), start.shape[0],
                              stop.shape[0], trans2.shape[0], order, indices.shape[0],
                              data.shape[0], indptr, sent_offsets)
+    _debug_check_values(W.shape[0], K, indices, indptr, n_tokens, gold)
     if first < 0 or last > n_sent:
         raise ValueError("sentence range [%d, %d) outside [0, %d)" % (first, last, n_sent))
     if out.shape[0] < n_tokens or scores.shape[0] < n_sent:
@@ -392,6 +418,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     n_tokens = _check_shapes(W.shape[0], K, (trans.shape[0], trans.shape[1]), start.shape[0],
                              stop.shape[0], trans2.shape[0], order, indices.shape[0],
                              data.shape[0], indptr, sent_offsets)
+    _debug_check_values(W.shape[0], K, indices, indptr, n_tokens, gold)
     if gold.shape[0] < n_tokens:
         raise ValueError("gold needs one label per token")
     if (U_W.shape[0] != W.shape[0] or U_W.shape[1] != K or U_trans.shape[0] != K
@@ -517,6 +544,7 @@ def bcfw_pass(double[::1] w, double[::1] v, double[::1] scratch, Py_ssize_t K,
     F = (w.shape[0] - T) // K
     n_tokens = _check_shapes(F, K, (K, K), K, K, 0, 1, indices.shape[0], data.shape[0],
                              indptr, sent_offsets)
+    _debug_check_values(F, K, indices, indptr, n_tokens, gold)
     if scratch.shape[0] != F * K or (average and v.shape[0] != w.shape[0]):
         raise ValueError("scratch must hold F*K zeros and v the shape of w")
     if (gold.shape[0] < n_tokens or token_state.shape[0] < n_tokens

@@ -176,7 +176,25 @@ def take_rows(X, idx):
 
 
 class MetaClassifierMixin(ClassifierMixin):
-    """Tags of a meta-estimator follow those of its inner estimator."""
+    """Tags of a meta-estimator follow those of its inner estimator; its fitted
+    inner estimator (``estimator_``) has the classes of the meta-estimator."""
+
+    def _check_state(self):
+        """``estimator_`` knows the classes and features of the meta-estimator
+        (called by :func:`linclass.load`)."""
+        super()._check_state()
+        inner = vars(self).get("estimator_")
+        if inner is None:
+            return
+        inner_classes = getattr(inner, "classes_", None)
+        if inner_classes is not None and list(np.asarray(inner_classes).tolist()) != \
+                list(np.asarray(self.classes_).tolist()):
+            raise ValueError("estimator_ has classes %r, the model %r"
+                             % (list(inner_classes)[:10], list(self.classes_)[:10]))
+        n_features = vars(self).get("n_features_in_")
+        if n_features is not None and getattr(inner, "n_features_in_", n_features) != n_features:
+            raise ValueError("estimator_ has %r features, the model %r"
+                             % (inner.n_features_in_, n_features))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

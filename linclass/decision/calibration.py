@@ -34,7 +34,8 @@ supervised learning. ICML.
 """
 import numpy as np
 
-from .._validation import check_classification_target, check_is_fitted, check_sample_weight
+from .._validation import (check_classification_target, check_is_fitted, check_sample_weight,
+                           check_state_array)
 from ..base import BaseEstimator
 from ._common import (MetaClassifierMixin, as_rows, check_cv, check_estimator_protocol,
                       fit_clone, holdout_split, scores_matrix, stratified_folds, take_rows)
@@ -152,6 +153,30 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
         self.cv = cv
         self.response = response
         self.random_state = random_state
+
+    def _check_state(self):
+        """One calibrator per calibrated column: Platt's (A, B), or the
+        increasing knots and values of the isotonic fit (called by
+        :func:`linclass.load`)."""
+        super()._check_state()
+        if "calibrators_" not in vars(self):          # not fitted: nothing to check
+            return
+        if self.method not in ("sigmoid", "isotonic"):
+            raise ValueError("method must be 'sigmoid' or 'isotonic', got %r" % (self.method,))
+        k = len(self.classes_)
+        calibrators = self.calibrators_
+        if not isinstance(calibrators, (list, tuple)) or len(calibrators) != (1 if k == 2 else k):
+            raise ValueError("calibrators_ must hold one calibrator per calibrated column")
+        for pair in calibrators:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError("each calibrator must be a pair of arrays")
+            size = 1 if self.method == "sigmoid" else None
+            a = check_state_array(pair[0], "calibrator knots", (size,))
+            b = check_state_array(pair[1], "calibrator values", (a.shape[0],))
+            if a.shape[0] == 0 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+                raise ValueError("calibrators must be non-empty and finite")
+            if self.method == "isotonic" and (np.diff(a) < 0).any():
+                raise ValueError("isotonic calibrator knots must be increasing")
 
     def fit(self, X, y, sample_weight=None):
         """Fit the classifier and the calibration map; returns self."""

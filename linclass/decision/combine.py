@@ -19,7 +19,7 @@ Kuncheva, L. I. (2004). *Combining Pattern Classifiers*, Wiley, chapter 5.
 """
 import numpy as np
 
-from .._validation import check_classification_target, check_is_fitted
+from .._validation import as_float_param, check_classification_target, check_is_fitted
 from ..base import BaseEstimator
 from ._common import (MetaClassifierMixin, as_rows, check_estimator_protocol, clone_estimator,
                       posteriors)
@@ -58,7 +58,7 @@ class PosteriorCombiner(MetaClassifierMixin, BaseEstimator):
         n = len(self.estimators_)
         if self.weights is None:
             return np.ones(n)
-        w = np.asarray(self.weights, dtype=np.float64)
+        w = as_float_param(self.weights, "weights")
         if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
             raise ValueError("weights must be %d finite non-negative numbers, not all zero, "
                              "got %r" % (n, self.weights))

@@ -17,7 +17,7 @@ Elkan, C. (2001). The foundations of cost-sensitive learning. IJCAI.
 """
 import numpy as np
 
-from .._validation import check_is_fitted
+from .._validation import as_float_param, check_is_fitted
 from ..base import BaseEstimator
 from ._common import (MetaClassifierMixin, check_estimator_protocol, clone_estimator,
                       posteriors)
@@ -28,7 +28,7 @@ __all__ = ["CostSensitiveClassifier", "expected_costs", "minimum_expected_cost"]
 def _check_cost_matrix(cost_matrix, n_classes):
     if cost_matrix is None and n_classes is not None:
         return 1.0 - np.eye(n_classes)            # 0/1 cost: the argmax of the posterior
-    C = np.asarray(cost_matrix, dtype=np.float64) if cost_matrix is not None else None
+    C = as_float_param(cost_matrix, "cost_matrix") if cost_matrix is not None else None
     if C is None or C.ndim != 2 or C.shape[0] != C.shape[1]:
         raise ValueError("cost_matrix must be a square (n_classes, n_classes) array, got %r"
                          % (None if C is None else C.shape,))
@@ -102,6 +102,12 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
         self.estimator = estimator
         self.cost_matrix = cost_matrix
         self.prefit = prefit
+
+    def _check_state(self):
+        super()._check_state()
+        if "cost_matrix_" not in vars(self):          # not fitted: nothing to check
+            return
+        self.cost_matrix_ = _check_cost_matrix(self.cost_matrix_, len(self.classes_))
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the wrapped classifier (unless ``prefit``) and check the costs."""

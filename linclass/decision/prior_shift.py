@@ -24,7 +24,8 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_classification_target, check_is_fitted, check_sample_weight
+from .._validation import (as_float_param, check_classification_target, check_is_fitted,
+                           check_sample_weight)
 from ..base import BaseEstimator
 from ._common import MetaClassifierMixin, check_estimator_protocol, clone_estimator, posteriors
 
@@ -32,7 +33,7 @@ __all__ = ["PriorShiftClassifier", "adjust_to_priors", "estimate_priors_em", "sh
 
 
 def _check_priors(priors, n_classes, name):
-    p = np.asarray(priors, dtype=np.float64)
+    p = as_float_param(priors, name)
     if p.ndim != 1 or len(p) != n_classes:
         raise ValueError("%s must have one entry per class (%d), got shape %r"
                          % (name, n_classes, p.shape))
@@ -135,6 +136,14 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
         self.priors = priors
         self.train_priors = train_priors
         self.prefit = prefit
+
+    def _check_state(self):
+        super()._check_state()
+        if "priors_" not in vars(self):          # not fitted: nothing to check
+            return
+        n_classes = len(self.classes_)
+        self.train_priors_ = _check_priors(self.train_priors_, n_classes, "train_priors_")
+        self.priors_ = _check_priors(self.priors_, n_classes, "priors_")
 
     def fit(self, X, y, sample_weight=None):
         """Fit the estimator (unless ``prefit``) and record the training priors."""

@@ -890,6 +890,16 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         X = sp.csr_matrix((data, indices, indptr), shape=(n_tokens, self.n_features_))
         return X, lengths
 
+    def _check_state(self):
+        """The saved feature keys build the key table (template width, no
+        duplicates): called by :func:`linclass.load`, so that a bad file is
+        refused there and not at the first transform."""
+        super()._check_state()
+        keys = vars(self).get("feature_keys_")
+        if isinstance(keys, np.ndarray) and keys.size:
+            self._table = None
+            self._get_table(self._compiled())
+
     def _get_table(self, compiled):
         if getattr(self, "_table", None) is None:
             from .._core import _features

@@ -36,14 +36,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core import _bcfw
-from .._validation import check_array, check_positive
+from .._validation import as_float_param, check_array, check_positive
 from ..structured.base import Structure
 
 __all__ = ["MultiClassStructure"]
 
 
 def _check_loss_matrix(loss_matrix, n_classes):
-    L = np.array(loss_matrix, dtype=np.float64)
+    L = np.array(as_float_param(loss_matrix, "loss_matrix"))
     if L.shape != (n_classes, n_classes):
         raise ValueError("loss_matrix must have shape (%d, %d) (n_classes x n_classes), "
                          "got %r" % (n_classes, n_classes, L.shape))

@@ -20,11 +20,11 @@ import numpy as np
 
 from .._validation import check_classification_target, check_no_overflow
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
-                           check_sample_weight, draw_seed)
+                           check_random_state, check_sample_weight, draw_seed)
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 from .pairwise import (KERNEL_CODES, KernelModelMixin, call_kernel, check_coef0, check_degree,
-                       check_kernel_name, kernel_matrix, resolve_gamma, row_sq_norms,
+                       check_gamma, check_kernel_name, kernel_matrix, resolve_gamma, row_sq_norms,
                        rows_arguments)
 from .svc import check_precomputed_gram
 
@@ -82,13 +82,9 @@ class KernelPerceptron(KernelModelMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def fit(self, X, y, sample_weight=None):
-        """Run the perceptron on X, y.
-
-        ``sample_weight`` is accepted for API compatibility only when every
-        weight is equal (a perceptron step has no natural weighted form):
-        other weights raise ``ValueError``; examples of weight 0 are left out.
-        """
+    def _check_params(self):
+        """Check the parameters (fit and :func:`linclass.load` call it);
+        returns the checked (degree, coef0)."""
         check_kernel_name(self.kernel)
         check_positive(self.max_iter, "max_iter", integer=True)
         check_positive(self.cache_size, "cache_size")
@@ -96,6 +92,19 @@ class KernelPerceptron(KernelModelMixin, ClassifierMixin, BaseEstimator):
         coef0 = check_coef0(self.coef0)
         if self.budget is not None:
             check_positive(self.budget, "budget", integer=True)
+        if not (isinstance(self.gamma, str) and self.gamma in ("scale", "auto")):
+            check_gamma(self.gamma)
+        check_random_state(self.random_state)
+        return degree, coef0
+
+    def fit(self, X, y, sample_weight=None):
+        """Run the perceptron on X, y.
+
+        ``sample_weight`` is accepted for API compatibility only when every
+        weight is equal (a perceptron step has no natural weighted form):
+        other weights raise ``ValueError``; examples of weight 0 are left out.
+        """
+        degree, coef0 = self._check_params()
         if self.kernel == "precomputed":
             X = check_precomputed_gram(X, at_fit=True)
         else:

@@ -157,6 +157,9 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
             self.dual_coef_ = self.dual_coef_.ravel()
         return self
 
+    def _n_outputs(self):
+        return "any"                    # 1-D, or one column per target
+
     def predict(self, X):
         """``k(X, X_fit_) @ dual_coef_``."""
         return self._raw_predict(X)

@@ -82,9 +82,8 @@ def _check_kernel(kernel, gamma, degree, coef0, n_features):
     if gamma is None:
         gamma = 1.0 / n_features
     check_positive(gamma, "gamma")
-    if kernel == "poly":
-        check_positive(degree, "degree", integer=True)
-        check_positive(coef0, "coef0", strict=False)
+    check_positive(degree, "degree", integer=True)      # checked even where unused
+    check_positive(coef0, "coef0", strict=False)
     return kernel, float(gamma)
 
 

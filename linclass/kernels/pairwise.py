@@ -266,6 +266,47 @@ class KernelModelMixin:
         self._gamma = state.pop("gamma_", 0.0)
         super()._set_state(state)
 
+    def _check_state(self):
+        """The support vectors, their coefficients, norms and the resolved gamma
+        agree (called by :func:`linclass.load`, after the generic checks)."""
+        super()._check_state()
+        if "support_" not in vars(self):          # not fitted: nothing to check
+            return
+        from .._validation import check_state_array
+        classes = self.classes_
+        if len(classes) < 2:
+            raise ValueError("classes_ must hold at least 2 classes, got %d" % len(classes))
+        gamma = self._gamma
+        if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) \
+                or not np.isfinite(gamma) or gamma < 0:
+            raise ValueError("gamma_ must be a finite number >= 0, got %r" % (gamma,))
+        shape_fit = self.shape_fit_
+        if not isinstance(shape_fit, (tuple, list)) or len(shape_fit) != 2 or any(
+                isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0
+                for d in shape_fit):
+            raise ValueError("shape_fit_ must be a pair of sizes, got %r" % (shape_fit,))
+        support = check_state_array(self.support_, "support_", (None,), kinds="iu")
+        n_sv = support.shape[0]
+        if n_sv and (support.min() < 0 or support.max() >= shape_fit[0]):
+            raise ValueError("support_ indexes outside the %d training samples" % shape_fit[0])
+        check_state_array(self.dual_coef_, "dual_coef_", (self._n_dual_rows(), n_sv))
+        if self.kernel == "precomputed":
+            return
+        sv = self.support_vectors_
+        if sp.issparse(sv):
+            if sv.shape != (n_sv, self.n_features_in_):
+                raise ValueError("support_vectors_ has shape %r, expected %r"
+                                 % (sv.shape, (n_sv, self.n_features_in_)))
+            self.support_vectors_ = check_array(sv)     # canonical CSR (kernels index it)
+        else:
+            check_state_array(sv, "support_vectors_", (n_sv, self.n_features_in_))
+        if self._sv_sq_norms is not None:
+            check_state_array(self._sv_sq_norms, "sv_sq_norms_", (n_sv,))
+
+    def _n_dual_rows(self):
+        """Rows of ``dual_coef_`` for the fitted classes."""
+        return len(self.classes_)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"

@@ -23,9 +23,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._validation import check_array, check_is_fitted, check_n_features, check_positive
+from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
+                           check_state_array)
 from .mercer import MercerMap
-from .pairwise import call_kernel, check_kernel_name, pairwise_kernels
+from .pairwise import (call_kernel, check_coef0, check_degree, check_gamma, check_kernel_name,
+                       pairwise_kernels)
 
 __all__ = ["RepresenterMixin"]
 
@@ -51,9 +53,17 @@ class RepresenterMixin:
     def _is_sequence_kernel(self):
         return bool(getattr(self.kernel, "accepts_sequences", False))
 
+    def _check_params(self):
+        """The kernel's parameters (fit checks them; so does :func:`linclass.load`)."""
+        self._check_kernel()
+
     def _check_kernel(self):
         if not callable(self.kernel):
             check_kernel_name(self.kernel)
+        if self.gamma is not None:              # checked even where the kernel ignores them
+            check_gamma(self.gamma)
+        check_degree(self.degree)
+        check_coef0(self.coef0)
         if self.n_components is not None:
             check_positive(self.n_components, "n_components", integer=True)
             if self.kernel not in ("linear", "poly", "rbf"):
@@ -128,6 +138,56 @@ class RepresenterMixin:
         self.X_fit_ = X if self.kernel != "precomputed" else np.empty((0, 0))
         self.landmark_indices_ = None
         return Phi, U / np.sqrt(lam)
+
+    def _check_state(self):
+        """The basis (``X_fit_`` or the landmarks) and ``dual_coef_`` agree
+        (called by :func:`linclass.load`)."""
+        super()._check_state()
+        if "dual_coef_" not in vars(self):          # not fitted: nothing to check
+            return
+        landmarks = self.landmark_indices_
+        if landmarks is not None:
+            check_state_array(landmarks, "landmark_indices_", (None,), kinds="iu")
+        if self._is_sequence_kernel():
+            if not isinstance(self.X_fit_, list):
+                raise ValueError("X_fit_ must be a list of sequences")
+            n_basis = len(self.X_fit_)
+        elif self.kernel == "precomputed":
+            n_train = self.n_features_in_
+            if landmarks is None:
+                n_basis = n_train
+            else:
+                n_basis = landmarks.shape[0]
+                if n_basis and (landmarks.min() < 0 or landmarks.max() >= n_train):
+                    raise ValueError("landmark_indices_ index outside the %d training samples"
+                                     % n_train)
+        else:
+            X_fit = self.X_fit_
+            if sp.issparse(X_fit):
+                if X_fit.shape[1] != self.n_features_in_:
+                    raise ValueError("X_fit_ has %d columns, n_features_in_ is %d"
+                                     % (X_fit.shape[1], self.n_features_in_))
+                self.X_fit_ = check_array(X_fit)
+            else:
+                check_state_array(X_fit, "X_fit_", (None, self.n_features_in_))
+                if not np.isfinite(X_fit).all():
+                    raise ValueError("X_fit_ must be finite")
+            n_basis = X_fit.shape[0]
+        if n_basis == 0:
+            raise ValueError("the model has an empty basis (X_fit_)")
+        n_outputs = self._n_outputs()
+        dual = self.dual_coef_
+        if n_outputs == "any" and isinstance(dual, np.ndarray) and dual.ndim == 2:
+            n_outputs = dual.shape[1]
+        shape = (n_basis,) if n_outputs in (1, "any") else (n_basis, n_outputs)
+        check_state_array(dual, "dual_coef_", shape)
+        if "intercept_" in vars(self):
+            check_state_array(self.intercept_, "intercept_", (n_outputs,))
+
+    def _n_outputs(self):
+        """Columns of ``dual_coef_``: 1 (stored 1-D) for two classes, else one per
+        class; regressors override it."""
+        return 1 if len(self.classes_) == 2 else len(self.classes_)
 
     @staticmethod
     def _n_rows(X):

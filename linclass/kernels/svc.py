@@ -50,7 +50,7 @@ import scipy.sparse as sp
 
 from .._validation import check_classification_target, class_weight_vector
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
-                           check_random_state, check_sample_weight)
+                           check_random_state, check_sample_weight, check_state_array)
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 from .pairwise import (KERNEL_CODES, KernelModelMixin, call_kernel, check_coef0, check_degree,
@@ -279,6 +279,32 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
                                         or self.n_jobs == 0):
             raise ValueError("n_jobs must be None, -1 or a positive integer, got %r"
                              % (self.n_jobs,))
+
+    def _n_dual_rows(self):
+        n_classes = len(self.classes_)
+        if n_classes == 2 or self.multi_class == "ovr":
+            return len(self._problems(n_classes))
+        return n_classes - 1
+
+    def _check_state(self):
+        """Per-problem arrays, class counts of the support vectors and Platt
+        sigmoids agree with the classes (called by :func:`linclass.load`)."""
+        super()._check_state()
+        if "support_" not in vars(self):          # not fitted: nothing to check
+            return
+        n_problems = len(self._problems(len(self.classes_)))
+        check_state_array(self.intercept_, "intercept_", (n_problems,))
+        n_support = check_state_array(self.n_support_, "n_support_", (len(self.classes_),),
+                                      kinds="iu")
+        if n_support.min() < 0 or n_support.sum() != self.support_.shape[0]:
+            raise ValueError("n_support_ must be counts summing to the %d support vectors"
+                             % self.support_.shape[0])
+        for name in ("probA_", "probB_"):
+            value = getattr(self, name)
+            size = value.shape[0] if isinstance(value, np.ndarray) and value.ndim == 1 else -1
+            check_state_array(value, name, (0 if size == 0 else n_problems,))
+        if self.probA_.shape != self.probB_.shape:
+            raise ValueError("probA_ and probB_ must have the same shape")
 
     def _n_threads(self, n_tasks):
         import os

@@ -21,8 +21,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import (check_classification_data, check_is_fitted, check_n_features,
-                           check_X)
+from .._validation import (as_float_param, check_classification_data, check_is_fitted,
+                           check_n_features, check_state_array, check_X)
 from ..base import BaseEstimator, ClassifierMixin
 from ._common import log_softmax
 
@@ -87,7 +87,7 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         if self.priors is None:
             prior = counts / counts.sum()
         else:
-            prior = np.asarray(self.priors, dtype=np.float64)
+            prior = as_float_param(self.priors, "priors")
             if prior.shape != (n_classes,):
                 raise ValueError("Number of priors must match number of classes: priors has "
                                  "shape %r, there are %d classes" % (prior.shape, n_classes))
@@ -102,6 +102,19 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         self.var_ = var + self.epsilon_
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _check_state(self):
+        """Priors, means and variances have one row per class and one column per
+        feature; variances are not negative (called by :func:`linclass.load`)."""
+        super()._check_state()
+        if "theta_" not in vars(self):          # not fitted: nothing to check
+            return
+        K, F = len(self.classes_), self.n_features_in_
+        check_state_array(self.class_prior_, "class_prior_", (K,))
+        check_state_array(self.theta_, "theta_", (K, F))
+        var = check_state_array(self.var_, "var_", (K, F))
+        if (var < 0).any():
+            raise ValueError("var_ must not be negative")
 
     def predict_joint_log_proba(self, X):
         """``log P(y) + log p(x | y)`` (n_samples, n_classes)."""

@@ -20,6 +20,7 @@ Tibshirani (1996), "Regression shrinkage and selection via the lasso";
 Friedman, Hastie & Tibshirani (2010), "Regularization paths for generalized
 linear models via coordinate descent", J. Stat. Softw. 33.
 """
+import numbers
 import warnings
 
 import numpy as np
@@ -332,7 +333,8 @@ class LeastSquaresClassifier(_LeastSquaresBase):
 
     def fit(self, X, y, sample_weight=None):
         """Fit by least squares (returns self)."""
-        if isinstance(self.threshold, bool) or not np.isfinite(self.threshold):
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, numbers.Real) \
+                or not np.isfinite(self.threshold):
             raise ValueError("threshold must be a finite number, got %r" % (self.threshold,))
         X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
         coef = solve_least_squares(op, Yt)

@@ -48,7 +48,7 @@ from scipy.special import expit
 from .._core import _logistic
 from ._common import (rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax,
                       lbfgs_progress)
-from .._validation import check_classification_target, class_weight_vector
+from .._validation import as_float_param, check_classification_target, class_weight_vector
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_sample_weight)
 from ..base import BaseEstimator, ClassifierMixin
@@ -317,7 +317,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             check_positive(self.C, "C")
             variance = np.full(n_features, float(self.C))
         else:
-            variance = np.asarray(self.C, dtype=np.float64)
+            variance = as_float_param(self.C, "C")
             if variance.ndim == 2:
                 return self._check_covariance(variance, n_features)
             if variance.shape != (n_features,):

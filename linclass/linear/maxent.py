@@ -480,7 +480,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         if self.classes is not None:
             y = check_target(y, n_samples)
             classes = np.asarray(self.classes)
-            if len(np.unique(classes)) != len(classes) or len(classes) < 2:
+            if classes.ndim != 1 or classes.dtype == object or \
+                    len(np.unique(classes)) != len(classes) or len(classes) < 2:
                 raise ValueError("classes must hold at least two distinct labels")
             order = np.argsort(classes, kind="stable")
             _, sorted_codes = encode_labels(y, classes[order])

@@ -256,6 +256,28 @@ class _MetaBase(ClassifierMixin, BaseEstimator):
             raise ValueError("estimator must be a binary classifier with fit, "
                              "decision_function and get_params, got %r" % (self.estimator,))
 
+    def _check_state(self):
+        """One fitted binary estimator per problem, each on ``n_features_in_``
+        features with labels {0, 1} (called by :func:`linclass.load`)."""
+        super()._check_state()
+        if "estimators_" not in vars(self):     # not fitted: nothing to check
+            return
+        n_problems = len(self._problem_classes())
+        estimators = self.estimators_
+        if not isinstance(estimators, list) or len(estimators) != n_problems:
+            raise ValueError("estimators_ must be a list of %d fitted estimators for %d "
+                             "classes" % (n_problems, len(self.classes_)))
+        for est in estimators:
+            if not hasattr(est, "decision_function"):
+                raise ValueError("estimators_ must hold classifiers, got %r" % (est,))
+            if getattr(est, "n_features_in_", self.n_features_in_) != self.n_features_in_:
+                raise ValueError("an estimator of estimators_ has %r features, the model %d"
+                                 % (est.n_features_in_, self.n_features_in_))
+            classes = getattr(est, "classes_", None)
+            if classes is not None and (len(classes) != 2 or list(classes) != [0, 1]):
+                raise ValueError("each estimator of estimators_ must be binary with labels "
+                                 "[0, 1], got %r" % (list(classes)[:5],))
+
     def predict(self, X):
         """Labels of the highest-scoring class."""
         scores = self.decision_function(X)
@@ -315,6 +337,10 @@ class OneVsRestClassifier(_MetaBase):
             self.intercept_ = np.concatenate([np.ravel(e.intercept_) for e in self.estimators_])
         return self
 
+    def _problem_classes(self):
+        K = len(self.classes_)
+        return [1] if K == 2 else list(range(K))
+
     def decision_function(self, X):
         """Scores: (n_samples,) for two classes, else (n_samples, n_classes)."""
         X = check_predict_X(self, X)
@@ -368,6 +394,19 @@ class OneVsOneClassifier(_MetaBase):
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _problem_classes(self):
+        return list(itertools.combinations(range(len(self.classes_)), 2))
+
+    def _check_state(self):
+        super()._check_state()
+        if "pairs_" not in vars(self):          # not fitted: nothing to check
+            return
+        pairs = np.asarray(self._problem_classes(), dtype=np.intp).reshape(-1, 2)
+        if not isinstance(self.pairs_, np.ndarray) or self.pairs_.shape != pairs.shape or \
+                self.pairs_.dtype.kind not in "iu" or not np.array_equal(self.pairs_, pairs):
+            raise ValueError("pairs_ must list the %d pairs of classes in order"
+                             % len(pairs))
 
     def _votes_and_confidence(self, X):
         K = len(self.classes_)

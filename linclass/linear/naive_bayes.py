@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from .._core import _naive_bayes
 from ._common import rows_args
 from ._common import CheckedScoreMixin, log_softmax
-from .._validation import check_classification_target
+from .._validation import as_float_param, check_classification_target
 from .._validation import (check_array, check_is_fitted, check_n_features, check_sample_weight,
                            check_target, encode_labels)
 from ..base import BaseEstimator, ClassifierMixin
@@ -71,6 +71,16 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             if (isinstance(self.m, bool) or not isinstance(self.m, numbers.Real)
                     or not np.isfinite(self.m) or self.m < 0):
                 raise ValueError("m must be a finite number >= 0, got %r" % (self.m,))
+        if self.prior_p is not None:
+            p = as_float_param(self.prior_p, "prior_p")
+            if p.ndim > 1 or not ((p >= 0) & (p <= 1)).all():
+                raise ValueError("prior_p must hold probabilities in [0, 1], got %r"
+                                 % (self.prior_p,))
+        if self.class_prior is not None:
+            p = as_float_param(self.class_prior, "class_prior")
+            if p.ndim != 1 or not np.isfinite(p).all() or (p < 0).any():
+                raise ValueError("class_prior must be a 1-D array of probabilities, got %r"
+                                 % (self.class_prior,))
         if not isinstance(self.fit_prior, (bool, np.bool_)):
             raise ValueError("fit_prior must be True or False, got %r" % (self.fit_prior,))
 
@@ -301,12 +311,18 @@ class BernoulliNB(_BaseDiscreteNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
 
+    def _check_params(self):
+        super()._check_params()
+        if self.binarize is not None and (
+                isinstance(self.binarize, bool) or not isinstance(self.binarize, numbers.Real)
+                or np.isnan(self.binarize)):
+            raise ValueError("binarize must be a number or None, got %r" % (self.binarize,))
+
     def _prepare_X(self, X):
         X = check_array(X)
         if self.binarize is None:
             return X
-        if isinstance(self.binarize, bool) or not isinstance(self.binarize, numbers.Real):
-            raise ValueError("binarize must be a number or None, got %r" % (self.binarize,))
+        self._check_params()
         if sp.issparse(X):
             X = X.copy()
             X.data = (X.data > self.binarize).astype(np.float64)

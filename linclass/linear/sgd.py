@@ -298,8 +298,7 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if self.learning_rate == "optimal" and self.alpha == 0:
             raise ValueError("alpha must be > 0 with learning_rate='optimal' "
                              "(eta_t = 1 / (alpha (t0 + t)))")
-        if self.learning_rate != "optimal":
-            check_positive(self.eta0, "eta0")
+        check_positive(self.eta0, "eta0")           # checked even where unused
         check_positive(self.power_t, "power_t", strict=False)
         if (isinstance(self.l1_ratio, bool) or not isinstance(self.l1_ratio, numbers.Real)
                 or not 0.0 <= self.l1_ratio <= 1.0):
@@ -310,10 +309,9 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     or np.isnan(self.tol) or self.tol < 0:
                 raise ValueError("tol must be a number >= 0 or None, got %r" % (self.tol,))
         check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
-        if self.early_stopping:
-            v = self.validation_fraction
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0.0 < v < 1.0:
-                raise ValueError("validation_fraction must be in (0, 1), got %r" % (v,))
+        v = self.validation_fraction                # checked even without early stopping
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0.0 < v < 1.0:
+            raise ValueError("validation_fraction must be in (0, 1), got %r" % (v,))
         if not isinstance(self.average, (bool, np.bool_)):
             if isinstance(self.average, numbers.Integral) and self.average >= 0:
                 pass

@@ -1,0 +1,75 @@
+"""The debug build (LINCLASS_DEBUG_BUILD=1) checks the indices kernels follow
+through raw pointers (issue #17, item 5): fed an out-of-range column index or
+row extent directly through a ``_core`` entry point, bypassing
+``linclass._validation``, a kernel stops with a message naming the check
+instead of reading out of bounds.  Runs only on the debug build (a release
+build would read out of bounds: nothing to assert there)."""
+import subprocess
+import sys
+
+import pytest
+
+from linclass._core import _checks
+
+pytestmark = pytest.mark.skipif(not _checks.DEBUG_BUILD,
+                                reason="needs the debug build (LINCLASS_DEBUG_BUILD=1)")
+
+_KERNEL_CALL = """
+import numpy as np
+from linclass._core._kernels import row_sq_norms
+out = row_sq_norms(data=np.ones(3), indices=np.array({indices}, dtype=np.int32),
+                   indptr=np.array({indptr}, dtype=np.int32), n_rows=2, n_cols=3, sparse=True)
+print("returned", out.tolist())
+"""
+
+
+def _run(indices, indptr):
+    code = _KERNEL_CALL.format(indices=indices, indptr=indptr)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("indices, indptr, what", [
+    ([0, 1, 2 ** 30], [0, 2, 3], "column index"),      # column >= n_cols
+    ([0, -4, 1], [0, 2, 3], "column index"),           # negative column
+    ([0, 1, 2], [0, 3, 1], "indptr"),                  # decreasing indptr
+])
+def test_out_of_range_index_stops_the_kernel(indices, indptr, what):
+    proc = _run(indices, indptr)
+    assert proc.returncode != 0 and "returned" not in proc.stdout, proc.stdout
+    assert "linclass debug build: IndexError" in proc.stderr and what in proc.stderr, \
+        proc.stderr
+
+
+def test_valid_input_passes_the_checks():
+    proc = _run([0, 2, 1], [0, 2, 3])
+    assert proc.returncode == 0, proc.stderr
+    assert "returned [2.0, 1.0]" in proc.stdout
+
+
+def _viterbi_arguments(feature_ids):
+    import numpy as np
+    K, F = 2, 3
+    n = len(feature_ids)
+    return dict(W=np.zeros((F, K)), trans=np.zeros((K, K)), trans2=np.zeros(0),
+                start=np.zeros(K), stop=np.zeros(K),
+                indices=np.array(feature_ids, dtype=np.int32), data=np.ones(n),
+                indptr=np.arange(n + 1, dtype=np.int32),
+                sent_offsets=np.array([0, n], dtype=np.int64),
+                out=np.zeros(n, dtype=np.int32), scores=np.zeros(1))
+
+
+@pytest.mark.parametrize("feature_ids", [[0, 3], [-1, 1], [2 ** 31 - 1]])
+def test_sequence_kernel_raises_on_feature_index_out_of_range(feature_ids):
+    """The sequence entry points check index values under the debug build and
+    raise IndexError (they run before the kernel releases the GIL)."""
+    from linclass._core._sequence import viterbi_batch
+    with pytest.raises(IndexError, match="feature index"):
+        viterbi_batch(**_viterbi_arguments(feature_ids))
+
+
+def test_sequence_kernel_accepts_valid_indices():
+    from linclass._core._sequence import viterbi_batch
+    args = _viterbi_arguments([0, 2, 1])
+    viterbi_batch(**args)
+    assert args["out"].tolist() == [0, 0, 0]        # all scores 0: ties go to label 0
