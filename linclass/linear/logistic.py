@@ -309,6 +309,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                                  "got %r" % (self.l1_ratio,))
         elif self.penalty not in ("l2", "l1", None, "none"):
             raise ValueError("penalty must be 'l2', 'l1' or None, got %r" % (self.penalty,))
+        elif self.l1_ratio is not None and (
+                isinstance(self.l1_ratio, bool) or not isinstance(self.l1_ratio, numbers.Real)
+                or not 0.0 <= self.l1_ratio <= 1.0):
+            raise ValueError("l1_ratio must be None or a number in [0, 1] (used with "
+                             "penalty='elasticnet'), got %r" % (self.l1_ratio,))
         if self.solver not in ("lbfgs", "tron"):
             raise ValueError("solver must be 'lbfgs' or 'tron', got %r" % (self.solver,))
         check_positive(self.tol, "tol", strict=False)
