@@ -164,6 +164,14 @@ class CrammerSingerSVC(_MultiClassDualSVC):
         Start from the previous dual solution (same training set size).
     random_state : None, int or numpy Generator/RandomState
         Order of the examples in each pass.
+    shrinking : bool, default=True
+        Per-example class shrinking (Keerthi et al. 2008, sec. 4, as in
+        LIBLINEAR): a dual variable at its bound whose gradient says it will
+        stay there leaves its example's active class set, an example with one
+        active class leaves the pass, and scores, sub-problem and weight
+        updates touch the active classes only.  The solver stops only after a
+        pass over every example and class meets ``tol``, so the solution is
+        the one without shrinking (to the tolerance).
 
     Attributes
     ----------
@@ -176,11 +184,19 @@ class CrammerSingerSVC(_MultiClassDualSVC):
         See :func:`crammer_singer_dual_objective`.
     """
 
+    def __init__(self, C=1.0, tol=1e-3, max_iter=1000, fit_intercept=True,
+                 intercept_scaling=1.0, class_weight=None, warm_start=False, random_state=None,
+                 shrinking=True):
+        super().__init__(C=C, tol=tol, max_iter=max_iter, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, class_weight=class_weight,
+                         warm_start=warm_start, random_state=random_state)
+        self.shrinking = shrinking
+
     def _run_kernel(self, rows, n_samples, n_features, codes, cost, bias, W, alpha, seed):
         return _linear_svm.crammer_singer(
             **rows, n_samples=n_samples, n_features=n_features, y=codes, cost=cost,
             bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=int(self.max_iter),
-            seed=seed)
+            seed=seed, shrinking=bool(self.shrinking))
 
     @staticmethod
     def _dual_objective(W, alpha, codes):
