@@ -193,10 +193,29 @@ class CrammerSingerSVC(_MultiClassDualSVC):
         self.shrinking = shrinking
 
     def _run_kernel(self, rows, n_samples, n_features, codes, cost, bias, W, alpha, seed):
-        return _linear_svm.crammer_singer(
+        order = None
+        if rows["is_sparse"] and n_features > 1:
+            # Renumber the columns by decreasing frequency: the weight rows of the
+            # frequent features then share cache lines and memory pages (the
+            # solver is bound by the latency of fetching W's rows), and the
+            # solution is the same up to the permutation of W's rows.
+            frequency = np.bincount(rows["indices"][:rows["indptr"][n_samples]],
+                                    minlength=n_features)
+            order = np.argsort(-frequency, kind="stable")
+            rank = np.empty(n_features, dtype=np.int32)
+            rank[order] = np.arange(n_features, dtype=np.int32)
+            rows = dict(rows, indices=rank[rows["indices"]])
+            W_run = np.zeros_like(W)
+        else:
+            W_run = W
+        result = _linear_svm.crammer_singer(
             **rows, n_samples=n_samples, n_features=n_features, y=codes, cost=cost,
-            bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=int(self.max_iter),
+            bias=bias, W=W_run, alpha=alpha, tol=float(self.tol), max_iter=int(self.max_iter),
             seed=seed, shrinking=bool(self.shrinking))
+        if order is not None:
+            W[order] = W_run[:n_features]
+            W[n_features] = W_run[n_features]
+        return result
 
     @staticmethod
     def _dual_objective(W, alpha, codes):
