@@ -49,6 +49,7 @@ from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy, row_sq_norm
 from linclass._core._rowsview cimport rows_from_views
 from linclass._core._weights cimport ScaledWeights, sw_init, sw_dot, sw_add, sw_scale, sw_reset_scale
 from linclass._core._random cimport Rng, rng_seed, rng_shuffle
+from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row
 
 
 # ------------------------------------------------------ binary dual CD --
@@ -251,33 +252,6 @@ def pegasos_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
 
 
 # ------------------------------------------------ multi-class helpers --
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define LINCLASS_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
-    #else
-    #define LINCLASS_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void LINCLASS_PREFETCH(const void* p) noexcept nogil
-
-
-# rows of W are requested this many stored entries ahead of their use: a
-# sparse row's weights sit at random places of a W too large for the caches,
-# and the hardware does not predict those loads
-cdef enum:
-    PREFETCH_AHEAD = 8
-
-
-cdef inline void prefetch_row(const double* wrow, Py_ssize_t K) noexcept nogil:
-    """Ask for the cache lines of W's row ``wrow[0:K]``."""
-    cdef Py_ssize_t off = 0
-    while off < K:
-        LINCLASS_PREFETCH(wrow + off)
-        off += 8                                   # 8 doubles = one 64-byte line
-    LINCLASS_PREFETCH(wrow + K - 1)
-
 
 cdef void scores_all(const double* W, Py_ssize_t K, const double* values, const int* indices,
                      Py_ssize_t nnz, double bias, Py_ssize_t d, double* out) noexcept nogil:

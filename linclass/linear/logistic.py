@@ -42,10 +42,11 @@ import warnings
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
 
 from .._core import _logistic
+from ._lbfgs import lbfgs_minimize
 from ._common import (rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax,
                       lbfgs_progress)
 from .._validation import check_classification_target, class_weight_vector
@@ -446,11 +447,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                          verbose=self.verbose)
         if l1:
             return self._fit_l1(objective, theta0)
-        result = minimize(objective.l2, theta0, method="L-BFGS-B", jac=True,
-                          callback=lbfgs_progress("LogisticRegression", self.verbose),
-                          options=dict(maxiter=self.max_iter, gtol=self.tol,
-                                       ftol=64 * np.finfo(float).eps, maxls=50))
-        return result.x, result.fun, result.nit, result.status != 1
+        progress = lbfgs_progress("LogisticRegression", self.verbose)
+        callback = None if progress is None else (
+            lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
+        return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=self.max_iter,
+                              callback=callback)
 
     def _fit_l1(self, objective, theta0):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""
