@@ -5,8 +5,8 @@ method (Byrd, Lu, Nocedal & Zhu 1995): with a million parameters (a softmax
 model over a text vocabulary) its per-iteration driver costs as much as a pass
 over the data.  Smooth unpenalised or L2-penalised objectives have no bounds,
 so the classic two-loop recursion (Nocedal 1980; Nocedal & Wright 2006,
-Algorithm 7.4) suffices: about 4m in-place BLAS-1 operations per iteration on
-the history pairs, nothing else.
+Algorithm 7.4) suffices; :mod:`linclass._core._lbfgs` runs it in 2k + 1 fused
+passes over float32 curvature pairs (k of them stored).
 
 Line search: the unit step (after the first iteration, where the step is
 scaled to unit length), Armijo's sufficient decrease (c1 = 1e-4), otherwise
@@ -16,9 +16,10 @@ accepted step has s.y > 0, so the curvature pairs stay positive definite (a pair
 with s.y <= 1e-10 y.y is skipped anyway).
 
 Stopping rules are the ones of scipy's L-BFGS-B as linclass called it:
-``max |g| <= gtol`` (convergence), a relative decrease of f below ``ftol`` in two
-successive iterations (convergence), a line search that cannot decrease f (the objective is flat to
-rounding: convergence), or ``max_iter`` iterations (no convergence).
+``max |g| <= gtol`` (convergence), a relative decrease of f below ``ftol`` in
+two successive iterations (convergence), a line search that cannot decrease f
+(the objective is flat to rounding: convergence), or ``max_iter`` iterations
+(no convergence).
 
 References
 ----------
