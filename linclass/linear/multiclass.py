@@ -24,6 +24,7 @@ import itertools
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._core import _linear_svm
 from ._common import LinearDecisionMixin, map_threads
@@ -109,6 +110,11 @@ class _MultiClassDualSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         n_samples, n_features = X.shape
         K = len(classes)
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        with np.errstate(over="ignore"):
+            squares = X.multiply(X).sum() if sp.issparse(X) else np.einsum("ij,ij->", X, X)
+        if not np.isfinite(squares + bias * bias * n_samples):
+            raise ValueError("X holds values so large that the squared norms of its rows "
+                             "overflow float64; scale the features")
         alpha = None
         if (self.warm_start and getattr(self, "dual_coef_", None) is not None
                 and self.dual_coef_.shape == (n_samples, K)

@@ -487,3 +487,11 @@ def test_demo_margin_runs_and_learns(capsys):
     results = demo_margin(quick=True)
     assert "accuracy" in capsys.readouterr().out
     assert all(acc > 0.5 for _, acc, _ in results)      # 5 classes: chance is 0.2
+
+
+@pytest.mark.parametrize("cls", [CrammerSingerSVC, WestonWatkinsSVC])
+def test_multiclass_svms_refuse_rows_whose_squared_norm_overflows(cls):
+    X, y = _blobs(n=30, d=4, k=3, seed=14)
+    for Xbad in (X * 1e300, sp.csr_matrix(X * 1e300)):
+        with pytest.raises(ValueError, match="squared norms of its rows overflow"):
+            cls().fit(Xbad, y)
