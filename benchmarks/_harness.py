@@ -276,3 +276,28 @@ def newsgroups_tfidf(data_dir, quick):
         X_test = vec.transform(docs_test).tocsr()
         _NEWS_CACHE[key] = (X_train, y_train, X_test, y_test, docs_train, docs_test)
     return _NEWS_CACHE[key]
+
+
+def paired_median_times(fns, repeat):
+    """Time the callables ``fns`` interleaved (A B A B ...), ``repeat`` rounds.
+
+    On a shared machine the load drifts during a run; alternating the peer and
+    linclass in one process gives both the same conditions.  A garbage
+    collection runs before each call and the collector is off while it is
+    timed.  Returns ``(median seconds per callable, last result per callable)``.
+    """
+    times = [[] for _ in fns]
+    results = [None] * len(fns)
+    for _ in range(max(1, repeat)):
+        for k, fn in enumerate(fns):
+            gc.collect()
+            was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                start = time.perf_counter()
+                results[k] = fn()
+                times[k].append(time.perf_counter() - start)
+            finally:
+                if was_enabled:
+                    gc.enable()
+    return [statistics.median(t) for t in times], results

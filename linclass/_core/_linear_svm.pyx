@@ -49,6 +49,7 @@ from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy, row_sq_norm
 from linclass._core._rowsview cimport rows_from_views
 from linclass._core._weights cimport ScaledWeights, sw_init, sw_dot, sw_add, sw_scale, sw_reset_scale
 from linclass._core._random cimport Rng, rng_seed, rng_shuffle
+from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row
 
 
 # ------------------------------------------------------ binary dual CD --
@@ -260,8 +261,19 @@ cdef void scores_all(const double* W, Py_ssize_t K, const double* values, const 
     cdef double v
     for m in range(K):
         out[m] = bias * W[d * K + m]
+    if indices == NULL:
+        for k in range(nnz):
+            wrow = W + k * K
+            v = values[k]
+            for m in range(K):
+                out[m] += v * wrow[m]
+        return
+    for k in range(nnz if nnz < PREFETCH_AHEAD else PREFETCH_AHEAD):
+        prefetch_row(W + indices[k] * K, K)
     for k in range(nnz):
-        wrow = W + (k if indices == NULL else indices[k]) * K
+        if k + PREFETCH_AHEAD < nnz:
+            prefetch_row(W + indices[k + PREFETCH_AHEAD] * K, K)
+        wrow = W + indices[k] * K
         v = values[k]
         for m in range(K):
             out[m] += v * wrow[m]
@@ -294,67 +306,126 @@ cdef int compare_desc(const void* a, const void* b) noexcept nogil:
     return 0
 
 
+cdef inline void sort_desc(double* a, Py_ssize_t n) noexcept nogil:
+    """Sort a[:n] in decreasing order: insertion sort for the few values of an
+    example's active classes, qsort beyond 32."""
+    cdef Py_ssize_t i, j
+    cdef double v
+    if n > 32:
+        qsort(a, n, sizeof(double), compare_desc)
+        return
+    for i in range(1, n):
+        v = a[i]
+        j = i
+        while j > 0 and a[j - 1] < v:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = v
+
+
 # -------------------------------------------------------- Crammer-Singer --
 
-cdef void cs_subproblem(double A, Py_ssize_t K, int yi, double Ci, const double* B,
-                        double* D, double* alpha_new) noexcept nogil:
-    """argmin_a 0.5 A ||a||^2 + B.a  s.t. a_m <= C_i [m = y_i], sum_m a_m = 0.
+cdef void cs_subproblem(double A, Py_ssize_t n_active, Py_ssize_t y_pos, double Ci,
+                        const double* B, double* D, double* alpha_new) noexcept nogil:
+    """argmin_a 0.5 A ||a||^2 + B.a  s.t. a_m <= C_i [m = y_pos], sum_m a_m = -s
+    over the ``n_active`` active classes of one example, where ``s`` is C_i when
+    the true class is shrunk (``y_pos >= n_active``: its variable sits at C_i,
+    every other shrunk variable at 0) and 0 otherwise.
 
     Closed form (Crammer & Singer 2001, sec. 6; Keerthi et al. 2008):
-    a_m = min(C_i [m = y_i], (beta - B_m) / A) with beta found on the sorted
-    values D = B + A C_i e_{y_i}."""
+    a_m = min(C_i [m = y_pos], (beta - B_m) / A) with beta found on the sorted
+    values D = B + A C_i e_{y_pos}."""
     cdef Py_ssize_t r, m
-    cdef double beta
-    for m in range(K):
+    cdef double beta, value
+    for m in range(n_active):
         D[m] = B[m]
-    D[yi] += A * Ci
-    qsort(D, K, sizeof(double), compare_desc)
+    if y_pos < n_active:
+        D[y_pos] += A * Ci
+    sort_desc(D, n_active)
     beta = D[0] - A * Ci
     r = 1
-    while r < K and beta < r * D[r]:
+    while r < n_active and beta < r * D[r]:
         beta += D[r]
         r += 1
     beta /= r
-    for m in range(K):
-        alpha_new[m] = (beta - B[m]) / A
-        if m == yi:
-            if alpha_new[m] > Ci:
-                alpha_new[m] = Ci
-        elif alpha_new[m] > 0.0:
-            alpha_new[m] = 0.0
+    for m in range(n_active):
+        value = (beta - B[m]) / A
+        if m == y_pos:
+            if value > Ci:
+                value = Ci
+        elif value > 0.0:
+            value = 0.0
+        alpha_new[m] = value
+
+
+cdef inline bint cs_can_shrink(double alpha_im, double bound, double G_m,
+                               double minG) noexcept nogil:
+    """A variable at its upper bound whose gradient is below every gradient of
+    a variable that may still grow will not move (LIBLINEAR's be_shrunk)."""
+    return alpha_im == bound and G_m < minG
 
 
 def crammer_singer(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                    Py_ssize_t n_features, const int[::1] y, const double[::1] cost,
                    double bias, double[:, ::1] W, double[:, ::1] alpha, double tol,
-                   Py_ssize_t max_iter, unsigned long long seed):
+                   Py_ssize_t max_iter, unsigned long long seed, bint shrinking=True):
     """Crammer-Singer multi-class SVM dual by sequential block updates.
 
     Dual (one block a_i in R^K per example):
         min 0.5 sum_m ||w_m||^2 + sum_i sum_{m != y_i} a_im
         s.t. a_im <= C_i [m = y_i], sum_m a_im = 0,  w_m = sum_i a_im [x_i, bias]
     ``W`` is (n_features + 1, K), rebuilt from ``alpha`` (n_samples, K) first.
+
+    Shrinking (Keerthi et al. 2008, sec. 4; LIBLINEAR's Solver_MCSVM_CS): each
+    example keeps its active classes first in a permutation ``class_order[i]``
+    (``n_active[i]`` of them; ``y_pos[i]`` is where its true class sits).  A
+    variable at its bound whose gradient is below the smallest gradient of the
+    variables that can still grow leaves the example's active set; an example
+    left with one active class leaves the pass.  Scores, sub-problem and the
+    update of ``W`` touch the active classes only.  When the largest violation
+    of a pass over the active examples drops below ``eps_shrink``, everything is
+    made active again and ``eps_shrink`` halves (down to ``tol``); the solver
+    stops only when a pass over all examples and classes is below ``tol``.
+    Without shrinking every pass is such a full pass.
+
     Stops when max_i (max_m G_im - min_{m: a_im < bound} G_im) <= tol.
-    Returns (n_passes, max_violation).
+    Returns (n_passes, max_violation of the last pass).
     """
     cdef Py_ssize_t K = W.shape[1]
     if W.shape[0] != n_features + 1 or alpha.shape[0] != n_samples or alpha.shape[1] != K \
             or y.shape[0] != n_samples or cost.shape[0] != n_samples or n_samples < 1 or K < 2:
         raise ValueError("crammer_singer: inconsistent array shapes")
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
-    cdef double[::1] G = np.zeros(K), B = np.zeros(K), D = np.zeros(K), a_new = np.zeros(K)
-    cdef double[::1] delta = np.zeros(K), sqn = np.zeros(n_samples)
+    cdef double[::1] G = np.zeros(K), S = np.zeros(K), B = np.zeros(K), D = np.zeros(K)
+    cdef double[::1] a_new = np.zeros(K), delta = np.zeros(K), sqn = np.zeros(n_samples)
     cdef int[::1] changed = np.zeros(K, dtype=np.int32)
     cdef int[::1] order = np.arange(n_samples, dtype=np.int32)
-    cdef Py_ssize_t it = 0, k, i, m, nnz, n_changed, d = n_features
+    cdef int[:, ::1] class_order = np.empty((n_samples, K), dtype=np.int32)
+    cdef int[::1] n_active = np.full(n_samples, K, dtype=np.int32)
+    cdef int[::1] y_pos = np.empty(n_samples, dtype=np.int32)
+    cdef Py_ssize_t it = 0, s, i, m, c, k, nnz, n_changed, act, yp, tmp_pos
+    cdef Py_ssize_t d = n_features, active_examples = n_samples
     cdef const double* values
     cdef const int* ind
-    cdef double A, maxG, minG, bound, worst = INFINITY
+    cdef const double* wrow
+    cdef double* W0
+    cdef double* a_i
+    cdef int* cls
+    cdef double A, Ci, v, maxG, minG, bound, stopping = INFINITY, tmp_d
+    cdef double eps_shrink = tol
+    cdef bint full_pass = True
+    cdef int tmp_i
     cdef Rng rng
+    if shrinking:
+        eps_shrink = 10.0 * tol if 10.0 * tol > 1.0 else 1.0
     rng_seed(&rng, seed)
     with nogil:
-        memset(&W[0, 0], 0, (d + 1) * K * sizeof(double))
+        W0 = &W[0, 0]
+        memset(W0, 0, (d + 1) * K * sizeof(double))
         for i in range(n_samples):
+            for m in range(K):
+                class_order[i, m] = <int>m
+            y_pos[i] = y[i]
             nnz = rows_get(&X, i, &values, &ind)
             sqn[i] = row_sq_norm(values, nnz) + bias * bias
             n_changed = 0
@@ -364,48 +435,110 @@ def crammer_singer(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sample
                     changed[n_changed] = <int>m
                     n_changed += 1
             if n_changed:
-                add_columns(&W[0, 0], K, values, ind, nnz, bias, d, &delta[0],
+                add_columns(W0, K, values, ind, nnz, bias, d, &delta[0],
                             &changed[0], n_changed)        # W[:, m] += a_im x_i
         while it < max_iter:
-            worst = 0.0
-            rng_shuffle(&rng, &order[0], n_samples)
-            for k in range(n_samples):
-                i = order[k]
+            stopping = 0.0
+            rng_shuffle(&rng, &order[0], active_examples)
+            s = 0
+            while s < active_examples:
+                i = order[s]
                 A = sqn[i]
-                if cost[i] <= 0.0 or A <= 0.0:
+                Ci = cost[i]
+                if Ci <= 0.0 or A <= 0.0:
+                    s += 1
                     continue
+                a_i = &alpha[i, 0]
+                cls = &class_order[i, 0]
+                act = n_active[i]
+                yp = y_pos[i]
                 nnz = rows_get(&X, i, &values, &ind)
-                scores_all(&W[0, 0], K, values, ind, nnz, bias, d, &G[0])   # G = W^T x_i
+                # G[c] = 1[class != y_i] + w_class . [x_i, bias] over the active classes
+                if 2 * act >= K:           # most classes: contiguous scores, then gather
+                    scores_all(W0, K, values, ind, nnz, bias, d, &S[0])
+                    for c in range(act):
+                        G[c] = S[cls[c]] + 1.0
+                else:
+                    for c in range(act):
+                        G[c] = 1.0 + bias * W0[d * K + cls[c]]
+                    for k in range(nnz):
+                        if ind != NULL and k + PREFETCH_AHEAD < nnz:
+                            prefetch_row(W0 + ind[k + PREFETCH_AHEAD] * K, K)
+                        wrow = W0 + (k if ind == NULL else ind[k]) * K
+                        v = values[k]
+                        for c in range(act):
+                            G[c] += v * wrow[cls[c]]
+                if yp < act:
+                    G[yp] -= 1.0
                 maxG = -INFINITY
                 minG = INFINITY
-                for m in range(K):
-                    if m != y[i]:
-                        G[m] += 1.0                                  # + e_im
-                    bound = cost[i] if m == y[i] else 0.0
-                    if G[m] > maxG:
-                        maxG = G[m]
-                    if alpha[i, m] < bound and G[m] < minG:
-                        minG = G[m]
-                if maxG - minG > worst:
-                    worst = maxG - minG
+                for c in range(act):
+                    bound = Ci if c == yp else 0.0
+                    if G[c] > maxG:
+                        maxG = G[c]
+                    if a_i[cls[c]] < bound and G[c] < minG:
+                        minG = G[c]
+                if shrinking:
+                    c = 0
+                    while c < act:
+                        bound = Ci if c == yp else 0.0
+                        if cs_can_shrink(a_i[cls[c]], bound, G[c], minG):
+                            act -= 1             # swap the last active class into c
+                            if c != act:
+                                tmp_i = cls[c]
+                                cls[c] = cls[act]
+                                cls[act] = tmp_i
+                                tmp_d = G[c]
+                                G[c] = G[act]
+                                G[act] = tmp_d
+                                if yp == act:
+                                    yp = c
+                                elif yp == c:
+                                    yp = act
+                        else:
+                            c += 1
+                    n_active[i] = <int>act
+                    y_pos[i] = <int>yp
+                    if act <= 1:                  # nothing left to move: leave the pass
+                        active_examples -= 1
+                        tmp_i = order[s]
+                        order[s] = order[active_examples]
+                        order[active_examples] = tmp_i
+                        continue
                 if maxG - minG <= 1e-12:
+                    s += 1
                     continue
-                for m in range(K):
-                    B[m] = G[m] - A * alpha[i, m]
-                cs_subproblem(A, K, y[i], cost[i], &B[0], &D[0], &a_new[0])
+                if maxG - minG > stopping:
+                    stopping = maxG - minG
+                for c in range(act):
+                    B[c] = G[c] - A * a_i[cls[c]]
+                cs_subproblem(A, act, yp, Ci, &B[0], &D[0], &a_new[0])
                 n_changed = 0
-                for m in range(K):
-                    delta[m] = a_new[m] - alpha[i, m]
-                    if fabs(delta[m]) > 1e-12:
+                for c in range(act):
+                    m = cls[c]
+                    v = a_new[c] - a_i[m]
+                    a_i[m] = a_new[c]
+                    if fabs(v) >= 1e-12:
+                        delta[m] = v
                         changed[n_changed] = <int>m
                         n_changed += 1
-                        alpha[i, m] = a_new[m]
-                add_columns(&W[0, 0], K, values, ind, nnz, bias, d, &delta[0],
-                            &changed[0], n_changed)            # W[:, m] += delta_m x_i
+                if n_changed:
+                    add_columns(W0, K, values, ind, nnz, bias, d, &delta[0],
+                                &changed[0], n_changed)        # W[:, m] += delta_m x_i
+                s += 1
             it += 1
-            if worst <= tol:
-                break
-    return it, worst
+            if stopping <= eps_shrink:
+                if stopping <= tol and full_pass:
+                    break
+                # un-shrink: the next pass visits every example and class
+                active_examples = n_samples
+                for i in range(n_samples):
+                    n_active[i] = <int>K
+                eps_shrink = eps_shrink / 2.0 if eps_shrink / 2.0 > tol else tol
+                full_pass = True
+            else:
+                full_pass = not shrinking
+    return it, stopping
 
 
 # -------------------------------------------------------- Weston-Watkins --

@@ -26,6 +26,7 @@ import numpy as np
 
 from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy
 from linclass._core._mathutils cimport logsumexp
+from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row
 
 
 cdef inline double log1pexp(double t) noexcept nogil:
@@ -113,7 +114,14 @@ cdef double multinomial_pass(const Rows* X, const int* y, const double* sw,
         nnz = rows_get(X, i, &values, &indices)
         for k in range(K):
             z[k] = b[k] if fit_intercept else 0.0
+        if indices != NULL:
+            for p in range(nnz if nnz < PREFETCH_AHEAD else PREFETCH_AHEAD):
+                prefetch_row(W + indices[p] * K, K)
+                prefetch_row(grad + indices[p] * K, K)
         for p in range(nnz):                               # z = X[i] @ W + b
+            if indices != NULL and p + PREFETCH_AHEAD < nnz:
+                prefetch_row(W + indices[p + PREFETCH_AHEAD] * K, K)
+                prefetch_row(grad + indices[p + PREFETCH_AHEAD] * K, K)
             j = p if indices == NULL else indices[p]
             v = values[p]
             wrow = W + j * K

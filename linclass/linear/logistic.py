@@ -21,9 +21,14 @@ LIBLINEAR's ``-B 1`` does).
 Loss and gradient are computed by :mod:`linclass._core._logistic` in one pass
 over the rows (dense or CSR).  Solvers:
 
-* ``"lbfgs"`` -- scipy's L-BFGS-B on the objective divided by ``sum(s_i)``;
-  L1 by the variable splitting ``w = u - v``, ``u, v >= 0`` (bound-constrained,
-  smooth), which L-BFGS-B handles natively;
+* ``"lbfgs"`` -- L-BFGS on the objective divided by ``sum(s_i)``: with the L2
+  penalty (or none) linclass's own unconstrained L-BFGS
+  (:mod:`linclass.linear._lbfgs`: the two-loop recursion in Cython, fused
+  passes over float32 curvature pairs, Armijo backtracking), whose iteration
+  costs a fraction of scipy's L-BFGS-B driver on the million parameters of a
+  softmax model over a text vocabulary; L1 by the variable splitting
+  ``w = u - v``, ``u, v >= 0`` (bound-constrained, smooth) with scipy's
+  L-BFGS-B, which handles the bounds natively;
 * ``"tron"`` -- the trust-region Newton method of Lin, Weng & Keerthi (2008),
   with Steihaug's truncated conjugate gradient on Hessian-vector products
   ``X.T @ (D * (X @ v))`` (binary problems with the L2 penalty only).
@@ -42,10 +47,11 @@ import warnings
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
 
 from .._core import _logistic
+from ._lbfgs import lbfgs_minimize
 from ._common import (rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax,
                       lbfgs_progress)
 from .._validation import as_float_param, check_classification_target, class_weight_vector
@@ -258,9 +264,12 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     solver : {"lbfgs", "tron"}, default="lbfgs"
         ``"tron"`` (trust-region Newton) handles binary problems with the L2
         penalty or none.
-    tol : float, default=1e-4
+    tol : float, default=1e-5
         ``"lbfgs"``: stop when the largest projected-gradient entry of the
-        objective divided by ``sum(sample_weight)`` is below ``tol``.
+        objective divided by ``sum(sample_weight)`` is below ``tol``.  The
+        default reaches the optimum to about 1e-6 relative objective on text
+        problems (20 Newsgroups tf-idf, 20 classes, C=1: 6.6e-7 above it,
+        where 1e-4 -- scikit-learn's default -- stops 1.2e-4 above it).
         ``"tron"``: stop when ``||grad|| <= tol * ||grad at start||``.
     max_iter : int, default=1000
     class_weight : None, "balanced" or dict {label: weight}, default=None
@@ -286,7 +295,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, penalty="l2", C=1.0, *, fit_intercept=True, penalize_intercept=False,
-                 solver="lbfgs", tol=1e-4, max_iter=1000, class_weight=None,
+                 solver="lbfgs", tol=1e-5, max_iter=1000, class_weight=None,
                  warm_start=False, verbose=0, l1_ratio=None):
         self.penalty = penalty
         self.C = C
@@ -462,11 +471,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                          verbose=self.verbose)
         if l1:
             return self._fit_l1(objective, theta0)
-        result = minimize(objective.l2, theta0, method="L-BFGS-B", jac=True,
-                          callback=lbfgs_progress("LogisticRegression", self.verbose),
-                          options=dict(maxiter=self.max_iter, gtol=self.tol,
-                                       ftol=64 * np.finfo(float).eps, maxls=50))
-        return result.x, result.fun, result.nit, result.status != 1
+        progress = lbfgs_progress("LogisticRegression", self.verbose)
+        callback = None if progress is None else (
+            lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
+        return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=self.max_iter,
+                              callback=callback)
 
     def _fit_l1(self, objective, theta0):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""

@@ -24,6 +24,7 @@ import itertools
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._core import _linear_svm
 from ._common import LinearDecisionMixin, map_threads
@@ -109,6 +110,11 @@ class _MultiClassDualSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         n_samples, n_features = X.shape
         K = len(classes)
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        with np.errstate(over="ignore"):
+            squares = X.multiply(X).sum() if sp.issparse(X) else np.einsum("ij,ij->", X, X)
+        if not np.isfinite(squares + bias * bias * n_samples):
+            raise ValueError("X holds values so large that the squared norms of its rows "
+                             "overflow float64; scale the features")
         alpha = None
         if (self.warm_start and getattr(self, "dual_coef_", None) is not None
                 and self.dual_coef_.shape == (n_samples, K)
@@ -164,6 +170,14 @@ class CrammerSingerSVC(_MultiClassDualSVC):
         Start from the previous dual solution (same training set size).
     random_state : None, int or numpy Generator/RandomState
         Order of the examples in each pass.
+    shrinking : bool, default=True
+        Per-example class shrinking (Keerthi et al. 2008, sec. 4, as in
+        LIBLINEAR): a dual variable at its bound whose gradient says it will
+        stay there leaves its example's active class set, an example with one
+        active class leaves the pass, and scores, sub-problem and weight
+        updates touch the active classes only.  The solver stops only after a
+        pass over every example and class meets ``tol``, so the solution is
+        the one without shrinking (to the tolerance).
 
     Attributes
     ----------
@@ -176,11 +190,38 @@ class CrammerSingerSVC(_MultiClassDualSVC):
         See :func:`crammer_singer_dual_objective`.
     """
 
+    def __init__(self, C=1.0, tol=1e-3, max_iter=1000, fit_intercept=True,
+                 intercept_scaling=1.0, class_weight=None, warm_start=False, random_state=None,
+                 shrinking=True):
+        super().__init__(C=C, tol=tol, max_iter=max_iter, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, class_weight=class_weight,
+                         warm_start=warm_start, random_state=random_state)
+        self.shrinking = shrinking
+
     def _run_kernel(self, rows, n_samples, n_features, codes, cost, bias, W, alpha, seed):
-        return _linear_svm.crammer_singer(
+        order = None
+        if rows["is_sparse"] and n_features > 1:
+            # Renumber the columns by decreasing frequency: the weight rows of the
+            # frequent features then share cache lines and memory pages (the
+            # solver is bound by the latency of fetching W's rows), and the
+            # solution is the same up to the permutation of W's rows.
+            frequency = np.bincount(rows["indices"][:rows["indptr"][n_samples]],
+                                    minlength=n_features)
+            order = np.argsort(-frequency, kind="stable")
+            rank = np.empty(n_features, dtype=np.int32)
+            rank[order] = np.arange(n_features, dtype=np.int32)
+            rows = dict(rows, indices=rank[rows["indices"]])
+            W_run = np.zeros_like(W)
+        else:
+            W_run = W
+        result = _linear_svm.crammer_singer(
             **rows, n_samples=n_samples, n_features=n_features, y=codes, cost=cost,
-            bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=int(self.max_iter),
-            seed=seed)
+            bias=bias, W=W_run, alpha=alpha, tol=float(self.tol), max_iter=int(self.max_iter),
+            seed=seed, shrinking=bool(self.shrinking))
+        if order is not None:
+            W[order] = W_run[:n_features]
+            W[n_features] = W_run[n_features]
+        return result
 
     @staticmethod
     def _dual_objective(W, alpha, codes):

@@ -228,6 +228,69 @@ def test_crammer_singer_matches_liblinear():
     assert -dual == pytest.approx(primal, rel=1e-6)
 
 
+def _crammer_singer_primal(X, y, W, bias, C):
+    scores = X @ W[:-1] + bias * W[-1]
+    n = len(y)
+    margins = scores + 1.0 - scores[np.arange(n), y][:, None]
+    margins[np.arange(n), y] = 0.0
+    return 0.5 * float(np.sum(W * W)) + C * float(np.maximum(margins.max(axis=1), 0.0).sum())
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_crammer_singer_shrinking_reaches_the_unshrunk_optimum(sparse):
+    # many classes and well-separated blobs: most dual variables reach their
+    # bounds early and leave the active sets, so the shrinking path is taken
+    X, y = _blobs(n=300, d=8, k=7, seed=12, spread=2.0)
+    Xs = sp.csr_matrix(X) if sparse else X
+    runs = {}
+    for shrinking in (True, False):
+        model = CrammerSingerSVC(C=0.5, tol=1e-7, max_iter=100000, shrinking=shrinking,
+                                 random_state=0).fit(Xs, y)
+        runs[shrinking] = model
+        # strong duality: dual objective = -primal at the optimum
+        primal = _crammer_singer_primal(X, y, model.weights_, 1.0, 0.5)
+        assert -model.dual_objective_ == pytest.approx(primal, rel=1e-6)
+        # the dual block constraints hold
+        np.testing.assert_allclose(model.dual_coef_.sum(axis=1), 0.0, atol=1e-9)
+        assert np.all(model.dual_coef_[np.arange(300), y] <= 0.5 + 1e-12)
+        off = np.ones_like(model.dual_coef_, dtype=bool)
+        off[np.arange(300), y] = False
+        assert np.all(model.dual_coef_[off] <= 1e-12)
+    assert runs[True].dual_objective_ == pytest.approx(runs[False].dual_objective_, rel=1e-6)
+    np.testing.assert_allclose(runs[True].coef_, runs[False].coef_, atol=1e-4)
+    np.testing.assert_array_equal(runs[True].predict(Xs), runs[False].predict(Xs))
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_crammer_singer_matches_scipy_qp_on_a_tiny_problem(shrinking):
+    # the dual QP written out and solved by SLSQP: min 0.5 ||W||^2 + sum_{m != y_i} a_im
+    # s.t. sum_m a_im = 0, a_im <= C [m = y_i], W = X'^T A (X' = [X, 1])
+    X, y = _blobs(n=10, d=2, k=3, seed=13, spread=2.5)
+    C, n, K = 0.8, 10, 3
+    Xb = np.hstack([X, np.ones((n, 1))])
+    off = np.ones((n, K))
+    off[np.arange(n), y] = 0.0
+    upper = np.zeros((n, K))
+    upper[np.arange(n), y] = C
+
+    def dual(a):
+        A = a.reshape(n, K)
+        W = Xb.T @ A
+        return 0.5 * np.sum(W * W) + np.sum(off * A), (Xb @ W + off).ravel()
+
+    res = scipy.optimize.minimize(
+        dual, np.zeros(n * K), jac=True, method="SLSQP",
+        bounds=[(None, u) for u in upper.ravel()],
+        constraints=[dict(type="eq", fun=lambda a: a.reshape(n, K).sum(axis=1),
+                          jac=lambda a: np.kron(np.eye(n), np.ones((1, K))))],
+        options=dict(ftol=1e-14, maxiter=1000))
+    assert res.success
+    model = CrammerSingerSVC(C=C, tol=1e-9, max_iter=100000, shrinking=shrinking,
+                             random_state=1).fit(sp.csr_matrix(X), y)
+    assert model.dual_objective_ == pytest.approx(res.fun, rel=1e-6)
+    np.testing.assert_allclose(model.weights_, Xb.T @ res.x.reshape(n, K), atol=1e-4)
+
+
 def test_weston_watkins_matches_scipy_qp():
     X, y = _blobs(n=12, d=3, k=3, seed=9, spread=2.5)
     C = 0.7
@@ -424,3 +487,11 @@ def test_demo_margin_runs_and_learns(capsys):
     results = demo_margin(quick=True)
     assert "accuracy" in capsys.readouterr().out
     assert all(acc > 0.5 for _, acc, _ in results)      # 5 classes: chance is 0.2
+
+
+@pytest.mark.parametrize("cls", [CrammerSingerSVC, WestonWatkinsSVC])
+def test_multiclass_svms_refuse_rows_whose_squared_norm_overflows(cls):
+    X, y = _blobs(n=30, d=4, k=3, seed=14)
+    for Xbad in (X * 1e300, sp.csr_matrix(X * 1e300)):
+        with pytest.raises(ValueError, match="squared norms of its rows overflow"):
+            cls().fit(Xbad, y)

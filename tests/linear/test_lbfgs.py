@@ -1,0 +1,91 @@
+"""linclass's own L-BFGS (two-loop recursion over float32 pairs, in Cython)
+against references: the textbook two-loop recursion in numpy, scipy's
+L-BFGS-B on the same functions, and the closed-form minimum of a quadratic."""
+import numpy as np
+import pytest
+import scipy.optimize
+
+from linclass._core import _lbfgs as core
+from linclass.linear._lbfgs import lbfgs_minimize
+
+
+def _two_loop_reference(g, pairs):
+    """Nocedal & Wright (2006), Algorithm 7.4; pairs oldest first, float64."""
+    q = g.copy()
+    alphas = []
+    for s, y in reversed(pairs):
+        a = (s @ q) / (s @ y)
+        q -= a * y
+        alphas.append(a)
+    s, y = pairs[-1]
+    q *= (s @ y) / (y @ y)
+    for (s, y), a in zip(pairs, reversed(alphas)):
+        b = (y @ q) / (s @ y)
+        q += (a - b) * s
+    return -q
+
+
+@pytest.mark.parametrize("n_pairs", [1, 3, 5])
+def test_two_loop_direction_equals_the_textbook_recursion(n_pairs):
+    rng = np.random.default_rng(n_pairs)
+    n, memory = 50, 5
+    A = rng.normal(size=(n, n))
+    H = A @ A.T + n * np.eye(n)                      # SPD: s.y > 0 for every pair
+    S = np.zeros((memory, n), dtype=np.float32)
+    Y = np.zeros((memory, n), dtype=np.float32)
+    rho = np.zeros(memory)
+    slots, pairs = [], []
+    for k in range(n_pairs):                         # ring buffer, starting at slot 2
+        slot = (2 + k) % memory
+        x, x_new = rng.normal(size=n), rng.normal(size=n)
+        g, g_new = H @ x, H @ x_new
+        sy, yy = core.lbfgs_store_pair(x_new, x, g_new, g, S, Y, slot)
+        s32, y32 = S[slot].astype(np.float64), Y[slot].astype(np.float64)
+        np.testing.assert_allclose(s32, x_new - x, rtol=1e-6)
+        assert sy == pytest.approx(s32 @ y32, rel=1e-12)
+        assert yy == pytest.approx(y32 @ y32, rel=1e-12)
+        rho[slot] = 1.0 / sy
+        slots.insert(0, slot)
+        pairs.append((s32, y32))
+    g = rng.normal(size=n)
+    s, y = pairs[-1]
+    out = np.empty(n)
+    core.lbfgs_direction(g, S, Y, rho, np.array(slots, dtype=np.int32), (s @ y) / (y @ y), out)
+    np.testing.assert_allclose(out, _two_loop_reference(g, pairs), rtol=1e-10, atol=1e-12)
+
+
+def test_direction_without_pairs_is_scaled_steepest_descent():
+    g = np.arange(1.0, 6.0)
+    out = np.empty(5)
+    S = np.zeros((3, 5), dtype=np.float32)
+    core.lbfgs_direction(g, S, S.copy(), np.zeros(3), np.zeros(0, dtype=np.int32), 0.5, out)
+    np.testing.assert_array_equal(out, -0.5 * g)
+    with pytest.raises(ValueError, match="slot out of range"):
+        core.lbfgs_direction(g, S, S.copy(), np.zeros(3), np.array([3], dtype=np.int32), 1.0,
+                             out)
+
+
+def test_quadratic_minimum_in_closed_form():
+    rng = np.random.default_rng(0)
+    n = 40
+    A = rng.normal(size=(n, n))
+    H = A @ A.T / n + 0.1 * np.eye(n)
+    b = rng.normal(size=n)
+    x, f, n_iter, converged = lbfgs_minimize(lambda x: (0.5 * x @ H @ x - b @ x, H @ x - b),
+                                             np.zeros(n), gtol=1e-10, max_iter=1000, ftol=0.0)
+    assert converged          # by gtol, or where f stops decreasing in float64
+    np.testing.assert_allclose(x, np.linalg.solve(H, b), atol=1e-6)
+    assert np.max(np.abs(H @ x - b)) < 1e-7
+
+
+def test_rosenbrock_like_scipy_and_max_iter_reported():
+    fun = lambda x: (scipy.optimize.rosen(x), scipy.optimize.rosen_der(x))  # noqa: E731
+    x0 = np.array([-1.2, 1.0, -0.5, 0.8])
+    x, f, n_iter, converged = lbfgs_minimize(fun, x0, gtol=1e-9, max_iter=2000)
+    ref = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B",
+                                  options=dict(gtol=1e-9, ftol=1e-15, maxiter=2000))
+    assert converged
+    np.testing.assert_allclose(x, ref.x, atol=1e-6)
+    np.testing.assert_allclose(x, np.ones(4), atol=1e-6)
+    x, f, n_iter, converged = lbfgs_minimize(fun, x0, gtol=1e-9, max_iter=3)
+    assert n_iter == 3 and not converged
