@@ -322,6 +322,28 @@ def test_taxonomy_decoding_equals_exhaustive_path_scoring():
     assert s.path_of(4) == ("rec", "sport", "hockey")
 
 
+def test_taxonomy_from_names():
+    from linclass.joint import taxonomy_from_names
+    names = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "comp.graphics",
+             "alt.atheism", "rec.sport.hockey", "rec.sport.baseball"]
+    tax = taxonomy_from_names(names)
+    assert tax["comp.sys.ibm.pc.hardware"] == ("comp", "sys", "ibm", "pc", "hardware")
+    s = TaxonomyStructure(1, [tax[n] for n in names])
+    assert s.loss(0, 1) == 5 and s.loss(0, 2) == 5 and s.loss(4, 5) == 2 and s.loss(3, 4) == 5
+    # single-child chains merged: ibm, ibm.pc, mac and alt vanish (brute force below)
+    merged = taxonomy_from_names(names, collapse_chains=True)
+    assert merged == {"comp.sys.ibm.pc.hardware": ("comp", "comp.sys", "comp.sys.ibm.pc.hardware"),
+                      "comp.sys.mac.hardware": ("comp", "comp.sys", "comp.sys.mac.hardware"),
+                      "comp.graphics": ("comp", "comp.graphics"),
+                      "alt.atheism": ("alt.atheism",),
+                      "rec.sport.hockey": ("rec", "rec.sport", "rec.sport.hockey"),
+                      "rec.sport.baseball": ("rec", "rec.sport", "rec.sport.baseball")}
+    for bad, match in ((["a.b", "a"], "leaf"), (["a", "a"], "distinct"), (["a..b"], "empty"),
+                       ([3], "non-empty str")):
+        with pytest.raises(ValueError, match=match):
+            taxonomy_from_names(bad)
+
+
 def test_kernelised_form_equals_linear_scores():
     s = TaxonomyStructure(3, [("a", "b"), ("a", "c"), ("d",)])
     rng = np.random.default_rng(1)
