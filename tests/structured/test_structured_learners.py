@@ -330,14 +330,15 @@ def test_taxonomy_from_names():
     assert tax["comp.sys.ibm.pc.hardware"] == ("comp", "sys", "ibm", "pc", "hardware")
     s = TaxonomyStructure(1, [tax[n] for n in names])
     assert s.loss(0, 1) == 5 and s.loss(0, 2) == 5 and s.loss(4, 5) == 2 and s.loss(3, 4) == 5
-    # single-child chains merged: ibm, ibm.pc, mac and alt vanish (brute force below)
+    # single-child chains merged: ibm, ibm.pc, mac, alt and rec (only child: sport) vanish
     merged = taxonomy_from_names(names, collapse_chains=True)
-    assert merged == {"comp.sys.ibm.pc.hardware": ("comp", "comp.sys", "comp.sys.ibm.pc.hardware"),
+    assert merged == {"comp.sys.ibm.pc.hardware": ("comp", "comp.sys",
+                                                   "comp.sys.ibm.pc.hardware"),
                       "comp.sys.mac.hardware": ("comp", "comp.sys", "comp.sys.mac.hardware"),
                       "comp.graphics": ("comp", "comp.graphics"),
                       "alt.atheism": ("alt.atheism",),
-                      "rec.sport.hockey": ("rec", "rec.sport", "rec.sport.hockey"),
-                      "rec.sport.baseball": ("rec", "rec.sport", "rec.sport.baseball")}
+                      "rec.sport.hockey": ("rec.sport", "rec.sport.hockey"),
+                      "rec.sport.baseball": ("rec.sport", "rec.sport.baseball")}
     for bad, match in ((["a.b", "a"], "leaf"), (["a", "a"], "distinct"), (["a..b"], "empty"),
                        ([3], "non-empty str")):
         with pytest.raises(ValueError, match=match):
