@@ -11,6 +11,6 @@ May import: ``linclass.structured`` (protocol and learners), ``linclass._core``,
 """
 from .structure import MultiClassStructure
 from .svm import MultiClassSVM
-from .taxonomy import TaxonomyStructure
+from .taxonomy import TaxonomyStructure, taxonomy_from_names
 
-__all__ = ["MultiClassSVM", "MultiClassStructure", "TaxonomyStructure"]
+__all__ = ["MultiClassSVM", "MultiClassStructure", "TaxonomyStructure", "taxonomy_from_names"]

@@ -274,16 +274,20 @@ class MultiClassStructure(Structure):
         return np.ascontiguousarray(WT).ravel()
 
     def bcfw_state(self, X, Y, C, average):
-        """Fused block-coordinate Frank--Wolfe state (one-hot classes only, else None).
+        """Fused block-coordinate Frank--Wolfe state.
 
         Used by :class:`~linclass.structured.StructuredSVM` with
         ``method="bcfw"`` and margin rescaling: each pass runs in
         :func:`linclass._core._bcfw.multiclass_pass`, with up to
         ``_BCFW_INNER`` Frank--Wolfe steps per example (the extra steps need
-        no access to ``x_i``: its scores move by ``||x_i||^2`` times the step).
+        no access to ``x_i``: its scores move by ``||x_i||^2`` times the step);
+        classes with descriptions (taxonomies) run
+        :func:`linclass._core._bcfw.description_pass`, the same steps with the
+        scores ``Lambda (W^T x_i)`` and the line search through
+        ``Lambda Lambda^T``.
         """
         if not self.one_hot:
-            return None
+            return _DescriptionBCFW(self, X, Y, C, average)
         return _OneHotBCFW(self, X, Y, C, average)
 
     # -- kernelised form -----------------------------------------------------
@@ -356,3 +360,21 @@ class _OneHotBCFW:
             return self.w, float(self.l.sum())
         R = 0.5 * self.step * (self.step + 1.0)
         return self.w - self.v / R, float(self.l.sum()) - self.lv / R
+
+
+class _DescriptionBCFW(_OneHotBCFW):
+    """Per-example state ``(beta_i, l_i)`` of the BCFW for described classes
+    (``w_i = x_i (x) Lambda^T beta_i``; see ``description_pass`` in _core/_bcfw.pyx)."""
+
+    def __init__(self, structure, X, Y, C, average):
+        super().__init__(structure, X, Y, C, average)
+        self.class_vectors = np.ascontiguousarray(structure.class_vectors, dtype=np.float64)
+        self.gram = np.ascontiguousarray(self.class_vectors @ self.class_vectors.T)
+
+    def run_pass(self, order):
+        gap, self.step, self.lv = _bcfw.description_pass(
+            self.w, self.v, self.indices, self.data, self.indptr, self.y, self.sq_norms,
+            self.beta, self.l, self.loss_matrix, self.class_vectors, self.gram, order,
+            C=self.C, max_inner=_BCFW_INNER, average=self.average, step=self.step,
+            lv=self.lv)
+        return gap

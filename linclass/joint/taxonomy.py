@@ -27,7 +27,7 @@ import numpy as np
 
 from .structure import MultiClassStructure
 
-__all__ = ["TaxonomyStructure"]
+__all__ = ["TaxonomyStructure", "taxonomy_from_names"]
 
 
 class TaxonomyStructure(MultiClassStructure):
@@ -113,3 +113,61 @@ class TaxonomyStructure(MultiClassStructure):
             raise ValueError("taxonomy outputs are leaf indices; convert the path %r "
                              "with leaf_index(path)" % (y,))
         return super()._check_class(y)
+
+
+def taxonomy_from_names(labels, *, sep=".", collapse_chains=False):
+    """The taxonomy encoded in hierarchical class names (``comp.sys.mac.hardware``).
+
+    Parameters
+    ----------
+    labels : sequence of str
+        Distinct class names; ``sep`` splits a name into its path from the
+        child of the root to the leaf.
+    sep : str
+    collapse_chains : bool
+        Merge every inner node that has a single child into that child (the
+        nodes ``comp.sys.ibm`` and ``comp.sys.ibm.pc`` of
+        ``comp.sys.ibm.pc.hardware``, the only group under them, vanish).  Such
+        a node adds no branching but an extra weight vector for the classes
+        below it, which then carry several copies of the same weights and are
+        regularised less than their siblings.  The node names of the result
+        are the joined path prefixes.
+
+    Returns
+    -------
+    dict
+        label -> path tuple, as ``MultiClassSVM(structure="taxonomy",
+        taxonomy=...)`` takes it.
+
+    Raises
+    ------
+    ValueError
+        A label that is not a non-empty str, duplicate labels, an empty path
+        component, or a label whose path is a prefix of another's (the
+        classes must be leaves).
+    """
+    if not isinstance(sep, str) or not sep:
+        raise ValueError("sep must be a non-empty str, got %r" % (sep,))
+    labels = list(labels)
+    for label in labels:
+        if not isinstance(label, str) or not label:
+            raise ValueError("class names must be non-empty str, got %r" % (label,))
+    if len(set(labels)) != len(labels):
+        raise ValueError("class names must be distinct")
+    paths = [tuple(label.split(sep)) for label in labels]
+    for label, path in zip(labels, paths):
+        if "" in path:
+            raise ValueError("class name %r has an empty path component" % label)
+    TaxonomyStructure(1, paths)          # checks that every class is a leaf
+    if not collapse_chains:
+        return dict(zip(labels, paths))
+    children = {}
+    for path in paths:
+        for k in range(len(path)):
+            children.setdefault(path[:k], set()).add(path[k])
+    out = {}
+    for label, path in zip(labels, paths):
+        kept = tuple(sep.join(path[:k]) for k in range(1, len(path) + 1)
+                     if len(children.get(path[:k], ())) != 1)
+        out[label] = kept
+    return out

@@ -685,6 +685,19 @@ class DiscriminativeParser(BaseEstimator):
     hash_bits : int
         ``"spans"`` only: ``2 ** hash_bits`` hashed span-template values (each
         with one weight per coarse label).
+    pcfg_weight : None or float > 0
+        ``"spans"`` with the perceptron only: start from the PCFG (the
+        log-probability features with this effective weight, every other
+        weight 0), so the perceptron learns corrections to the PCFG, each
+        unit update being worth ``1 / pcfg_weight`` nats of the PCFG's score.
+        None: start from zero weights.
+    logprob_scale : float > 0
+        ``"spans"`` only: the log-probability features are scaled by this
+        factor (see :class:`~linclass.parsing.SpanGrammarStructure`); with
+        ``pcfg_weight`` a small factor keeps the PCFG's weight nearly fixed.
+    test_beam_size : None or int >= 0
+        ``"spans"`` only: the beam of :meth:`predict` (0: exact CKY; None:
+        ``beam_size``).  Training uses ``beam_size``.
 
     Attributes
     ----------
@@ -701,7 +714,11 @@ class DiscriminativeParser(BaseEstimator):
 
     def __init__(self, *, learner="perceptron", max_iter=5, C=1.0, tol=0.1, average=True,
                  horizontal_markov=1, vertical_markov=1, rare_threshold=1,
-                 random_state=None, verbose=0, features="spans", beam_size=0, hash_bits=15):
+                 random_state=None, verbose=0, features="spans", beam_size=0, hash_bits=15,
+                 pcfg_weight=None, logprob_scale=1.0, test_beam_size=None):
+        self.pcfg_weight = pcfg_weight
+        self.logprob_scale = logprob_scale
+        self.test_beam_size = test_beam_size
         self.features = features
         self.beam_size = beam_size
         self.hash_bits = hash_bits
@@ -733,6 +750,14 @@ class DiscriminativeParser(BaseEstimator):
             raise ValueError("features must be 'spans' or 'rules', got %r" % (self.features,))
         check_positive(self.beam_size, "beam_size", strict=False, integer=True)
         check_positive(self.hash_bits, "hash_bits", integer=True)
+        check_positive(self.logprob_scale, "logprob_scale")
+        if self.pcfg_weight is not None:
+            check_positive(self.pcfg_weight, "pcfg_weight")
+            if self.features != "spans" or self.learner != "perceptron":
+                raise ValueError("pcfg_weight needs features='spans' and "
+                                 "learner='perceptron'")
+        if self.test_beam_size is not None:
+            check_positive(self.test_beam_size, "test_beam_size", strict=False, integer=True)
         trees = list(X if Y is None else Y)
         if not trees:
             raise ValueError("no training trees")
@@ -756,23 +781,33 @@ class DiscriminativeParser(BaseEstimator):
                                       vertical_markov=self.vertical_markov,
                                       rare_threshold=self.rare_threshold)
             structure = SpanGrammarStructure(pcfg, hash_bits=self.hash_bits,
-                                             beam_size=self.beam_size)
+                                             beam_size=self.beam_size,
+                                             logprob_scale=self.logprob_scale)
             self.pcfg_ = pcfg
         else:
             structure = GrammarStructure.from_trees(cnf, rare_threshold=self.rare_threshold)
         if self.learner == "perceptron":
+            coef_init = None
+            if self.pcfg_weight is not None:
+                coef_init = np.zeros(structure.n_features)
+                coef_init[:2] = self.pcfg_weight / self.logprob_scale
             learner = StructuredPerceptron(structure, max_iter=self.max_iter,
                                            average=self.average,
                                            random_state=self.random_state,
-                                           verbose=self.verbose)
+                                           verbose=self.verbose, coef_init=coef_init)
         else:
             learner = StructuredSVM(structure, C=self.C, tol=self.tol, max_iter=self.max_iter,
                                     verbose=self.verbose)
         learner.fit(sentences, cnf)
+        if self.features == "spans":
+            structure.beam_size = self._test_beam()
         self.structure_ = structure
         self.learner_ = learner
         self.coef_ = learner.coef_
         return self
+
+    def _test_beam(self):
+        return int(self.beam_size if self.test_beam_size is None else self.test_beam_size)
 
     # -- persistence (linclass.persistence) ------------------------------------
     def _get_state(self):
@@ -796,7 +831,8 @@ class DiscriminativeParser(BaseEstimator):
             if not isinstance(self.pcfg_, PCFG):
                 raise ValueError("the saved parser's pcfg_ is not a PCFG")
             structure = SpanGrammarStructure(self.pcfg_, hash_bits=self.hash_bits,
-                                             beam_size=self.beam_size)
+                                             beam_size=self._test_beam(),
+                                             logprob_scale=self.logprob_scale)
         else:
             spec = dict(state.pop("grammar_spec"))
             root_label = spec.pop("root_label")
@@ -816,6 +852,11 @@ class DiscriminativeParser(BaseEstimator):
         (a rule or a tag it would need was never seen) gets None.
         """
         check_is_fitted(self, "coef_")
+        if isinstance(self.structure_, SpanGrammarStructure):
+            if self.test_beam_size is not None:
+                check_positive(self.test_beam_size, "test_beam_size", strict=False,
+                               integer=True)
+            self.structure_.beam_size = self._test_beam()
         out = []
         for x in X:
             px = self.structure_.prepare(x)

@@ -144,13 +144,25 @@ class SpanGrammarStructure(GrammarStructure):
     beam_size : int
         0: exact CKY; otherwise the number of upper nodes kept per cell.
     root_label : str
+    logprob_scale : float > 0
+        Features 0 and 1 hold the log-probabilities times this factor.  A
+        small factor with a large starting weight (``pcfg_weight /
+        logprob_scale``) keeps the PCFG's weight nearly fixed under unit
+        perceptron updates: the update of feature 0 is the scale times the
+        log-probability difference, its effect on the score the scale squared.
     """
 
-    def __init__(self, pcfg, *, hash_bits=15, beam_size=0, root_label="ROOT"):
+    def __init__(self, pcfg, *, hash_bits=15, beam_size=0, root_label="ROOT",
+                 logprob_scale=1.0):
         if not 4 <= int(hash_bits) <= 24:
             raise ValueError("hash_bits must be in [4, 24], got %r" % (hash_bits,))
         if int(beam_size) < 0:
             raise ValueError("beam_size must be >= 0, got %r" % (beam_size,))
+        logprob_scale = float(logprob_scale)
+        if not (np.isfinite(logprob_scale) and logprob_scale > 0):
+            raise ValueError("logprob_scale must be a finite number > 0, got %r"
+                             % (logprob_scale,))
+        self.logprob_scale = logprob_scale
         self.pcfg = pcfg
         self.hash_bits = int(hash_bits)
         self.beam_size = int(beam_size)
@@ -274,11 +286,12 @@ class SpanGrammarStructure(GrammarStructure):
         w = self._check_w(w)
         n = len(px.words)
         lexical = np.full((n, self.grammar.n_symbols), -np.inf)
-        lexical[px.position, px.tag] = w[1] * px.lexical_logprob
-        binary = w[0] * self.binary_logprob + w[self._offset_binary:self._offset_unary]
-        unary = w[0] * self.unary_logprob + w[self._offset_unary:self._offset_root]
+        w0, w1 = w[0] * self.logprob_scale, w[1] * self.logprob_scale
+        lexical[px.position, px.tag] = w1 * px.lexical_logprob
+        binary = w0 * self.binary_logprob + w[self._offset_binary:self._offset_unary]
+        unary = w0 * self.unary_logprob + w[self._offset_unary:self._offset_root]
         root = np.full(self.grammar.n_symbols, -np.inf)
-        root[self.root_symbols] = (w[0] * self.root_logprob
+        root[self.root_symbols] = (w0 * self.root_logprob
                                    + w[self._offset_root:self._offset_span])
         spans = self.span_scores(w, px)
         score, nodes = self.grammar.viterbi(lexical, binary, unary, root, gold=gold,
@@ -328,6 +341,8 @@ class SpanGrammarStructure(GrammarStructure):
             lower_coarse.append(self.coarse_of_symbol[A])
         span = self._span_indices(px.templates[lower_cells],
                                   np.array(lower_coarse, dtype=np.int64)).ravel()
+        val[0] *= self.logprob_scale
+        val[1] *= self.logprob_scale
         idx = np.concatenate([np.array(idx, dtype=np.int64), span])
         val = np.concatenate([np.array(val), np.ones(span.size)])
         return idx, val

@@ -164,6 +164,9 @@ class StructuredPerceptron(_StructuredMixin, BaseEstimator):
     random_state : None, int or numpy Generator
     verbose : int, default=0
         Print one line per epoch when > 0.
+    coef_init : None or array of shape (n_features,), default=None
+        Starting weights (None: zeros), e.g. a base model's weights so that
+        the perceptron learns corrections to it.  The average includes them.
 
     Attributes
     ----------
@@ -186,13 +189,14 @@ class StructuredPerceptron(_StructuredMixin, BaseEstimator):
     """
 
     def __init__(self, structure=None, *, max_iter=10, average=True, shuffle=True,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, coef_init=None):
         self.structure = structure
         self.max_iter = max_iter
         self.average = average
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
+        self.coef_init = coef_init
 
     def fit(self, X, Y):
         """Learn ``coef_`` from inputs ``X`` and outputs ``Y``."""
@@ -200,7 +204,15 @@ class StructuredPerceptron(_StructuredMixin, BaseEstimator):
         n_features, Xb, Y, n = _prepare(self.structure, X, Y)
         rng = check_random_state(self.random_state)
         s = self.structure
-        w = np.zeros(n_features)
+        if self.coef_init is None:
+            w = np.zeros(n_features)
+        else:
+            w = np.array(self.coef_init, dtype=np.float64)
+            if w.shape != (n_features,):
+                raise ValueError("coef_init must have shape (%d,), got %r"
+                                 % (n_features, w.shape))
+            if not np.isfinite(w).all():
+                raise ValueError("coef_init contains NaN or inf")
         u = np.zeros(n_features)       # sum of c * update
         c = 1.0
         history = []

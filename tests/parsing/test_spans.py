@@ -29,9 +29,10 @@ def _dense(structure, x, y):
     return out
 
 
-def test_feature_vector_is_the_sum_over_rules_and_spans(toy):
+@pytest.mark.parametrize("scale", [1.0, 0.01])
+def test_feature_vector_is_the_sum_over_rules_and_spans(toy, scale):
     trees, cnf, pcfg = toy
-    s = SpanGrammarStructure(pcfg, hash_bits=6)
+    s = SpanGrammarStructure(pcfg, hash_bits=6, logprob_scale=scale)
     n_coarse = len(s.coarse_labels)
     for y in cnf[:15]:
         x = y.leaves()
@@ -62,11 +63,16 @@ def test_feature_vector_is_the_sum_over_rules_and_spans(toy):
             c = s.coarse_labels.index(coarse_label(label))
             for t in range(N_TEMPLATES):
                 expected[s._offset_span + px.templates[cell, t] * n_coarse + c] += 1
+        expected[:2] *= scale
         np.testing.assert_allclose(phi, expected, atol=1e-12)
-        # with weight 1 on the two log-prob features the score is the PCFG log-probability
+        # with weight 1/scale on the two log-prob features the score is the PCFG log-probability
         e = np.zeros(s.n_features)
-        e[:2] = 1
+        e[:2] = 1 / scale
         assert e @ phi == pytest.approx(pcfg.log_prob(y), abs=1e-9)
+        # the decoder's score of its tree is w . Phi of that tree (any w)
+        w = np.random.default_rng(len(x)).normal(size=s.n_features)
+        tree, score = s.decode_with_score(w, x)
+        assert score == pytest.approx(w @ _dense(s, x, tree), abs=1e-9)
 
 
 def test_decode_equals_brute_force_and_the_kernel_score(toy):
@@ -139,14 +145,19 @@ def test_parsers_save_load_round_trip(toy, tmp_path):
     pcfg2 = linclass.load(path)
     assert pcfg2.parse_many(sentences, return_log_prob=True) == \
         pcfg.parse_many(sentences, return_log_prob=True)
-    for features in ("spans", "rules"):
-        model = DiscriminativeParser(max_iter=2, features=features, vertical_markov=2,
-                                     hash_bits=6, beam_size=3, random_state=0).fit(trees)
-        path = model.save(tmp_path / ("parser_%s.npz" % features))
+    configs = [dict(features="spans"), dict(features="rules"),
+               dict(features="spans", pcfg_weight=5.0, logprob_scale=0.01, test_beam_size=0)]
+    for config in configs:
+        features = config["features"]
+        model = DiscriminativeParser(max_iter=2, vertical_markov=2, hash_bits=6, beam_size=3,
+                                     random_state=0, **config).fit(trees)
+        path = model.save(tmp_path / ("parser_%s_%d.npz" % (features, len(config))))
         model2 = linclass.load(path)
         assert type(model2) is DiscriminativeParser
+        assert model2.get_params() == model.get_params()
         np.testing.assert_array_equal(model2.coef_, model.coef_)
         assert model2.predict(sentences) == model.predict(sentences)
+        assert model2.predict(sentences, cnf=True) == model.predict(sentences, cnf=True)
 
 
 def test_span_parser_learns_and_validates(toy):
@@ -165,3 +176,31 @@ def test_span_parser_learns_and_validates(toy):
         s.decode(np.zeros(3), sentences[0])
     with pytest.raises(ValueError, match="NaN"):
         s.decode(np.full(s.n_features, np.nan), sentences[0])
+
+
+def test_exact_test_search_and_pcfg_start(toy):
+    trees, cnf, pcfg = toy
+    sentences = [y.leaves() for y in cnf[:12]]
+    model = DiscriminativeParser(max_iter=1, vertical_markov=2, hash_bits=6, beam_size=2,
+                                 test_beam_size=0, random_state=0).fit(trees)
+    # exact search at test time: the parses are the exhaustive argmax of w . Phi
+    exact = SpanGrammarStructure(model.pcfg_, hash_bits=6)
+    assert model.predict(sentences, cnf=True) == [exact.decode(model.coef_, x)
+                                                  for x in sentences]
+    model.set_params(test_beam_size=2)
+    beam = SpanGrammarStructure(model.pcfg_, hash_bits=6, beam_size=2)
+    assert model.predict(sentences, cnf=True) == [beam.decode(model.coef_, x)
+                                                  for x in sentences]
+    # starting from the PCFG with a tiny feature scale: the log-prob weights barely move
+    # and the effective PCFG weight stays near pcfg_weight
+    m = DiscriminativeParser(max_iter=1, vertical_markov=2, hash_bits=6, pcfg_weight=4.0,
+                             logprob_scale=1e-4, random_state=0).fit(trees)
+    np.testing.assert_allclose(m.coef_[:2] * 1e-4, 4.0, rtol=1e-3)
+    with pytest.raises(ValueError, match="pcfg_weight"):
+        DiscriminativeParser(pcfg_weight=-1.0).fit(trees)
+    with pytest.raises(ValueError, match="pcfg_weight needs"):
+        DiscriminativeParser(pcfg_weight=1.0, features="rules").fit(trees)
+    with pytest.raises(ValueError, match="logprob_scale"):
+        SpanGrammarStructure(pcfg, logprob_scale=0.0)
+    with pytest.raises(ValueError, match="test_beam_size"):
+        DiscriminativeParser(test_beam_size=-2).fit(trees)

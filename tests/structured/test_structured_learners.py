@@ -239,8 +239,8 @@ def test_fast_path_equals_generic_path():
 
 
 # -- perceptron -------------------------------------------------------------------
-def numpy_multiclass_perceptron(X, y, n_classes, epochs, average, order_fn):
-    W = np.zeros((n_classes, X.shape[1]))
+def numpy_multiclass_perceptron(X, y, n_classes, epochs, average, order_fn, W0=None):
+    W = np.zeros((n_classes, X.shape[1])) if W0 is None else W0.copy()
     total = W.copy()          # sum of the weights after each step, starting weights included
     count = 1
     for epoch in range(epochs):
@@ -269,6 +269,22 @@ def test_perceptron_equals_multiclass_perceptron(average, shuffle):
                              shuffle=shuffle, random_state=42).fit(X, y)
     np.testing.assert_allclose(m.coef_, ref, atol=1e-10)
     assert len(m.history_) == m.n_iter_
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_perceptron_starts_from_coef_init(average):
+    X, y = blobs(50, 3, 4, seed=12)
+    W0 = np.random.default_rng(5).normal(size=(4, 3))
+    order_fn = lambda: np.arange(len(y))            # noqa: E731
+    ref = numpy_multiclass_perceptron(X, y, 4, 3, average, order_fn, W0=W0)
+    m = StructuredPerceptron(MultiClassStructure(3, 4), max_iter=3, average=average,
+                             shuffle=False, coef_init=W0.T.ravel()).fit(X, y)
+    np.testing.assert_allclose(m.coef_, ref, atol=1e-10)
+    with pytest.raises(ValueError, match="coef_init must have shape"):
+        StructuredPerceptron(MultiClassStructure(3, 4), coef_init=np.zeros(5)).fit(X, y)
+    with pytest.raises(ValueError, match="coef_init contains"):
+        StructuredPerceptron(MultiClassStructure(3, 4),
+                             coef_init=np.full(12, np.nan)).fit(X, y)
 
 
 def test_perceptron_stops_on_separable_data():
@@ -304,6 +320,29 @@ def test_taxonomy_decoding_equals_exhaustive_path_scoring():
             assert s.score(w, x, c) == pytest.approx(path_scores[c])
     assert s.leaf_index(("rec", "autos")) == 3
     assert s.path_of(4) == ("rec", "sport", "hockey")
+
+
+def test_taxonomy_from_names():
+    from linclass.joint import taxonomy_from_names
+    names = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "comp.graphics",
+             "alt.atheism", "rec.sport.hockey", "rec.sport.baseball"]
+    tax = taxonomy_from_names(names)
+    assert tax["comp.sys.ibm.pc.hardware"] == ("comp", "sys", "ibm", "pc", "hardware")
+    s = TaxonomyStructure(1, [tax[n] for n in names])
+    assert s.loss(0, 1) == 5 and s.loss(0, 2) == 5 and s.loss(4, 5) == 2 and s.loss(3, 4) == 5
+    # single-child chains merged: ibm, ibm.pc, mac, alt and rec (only child: sport) vanish
+    merged = taxonomy_from_names(names, collapse_chains=True)
+    assert merged == {"comp.sys.ibm.pc.hardware": ("comp", "comp.sys",
+                                                   "comp.sys.ibm.pc.hardware"),
+                      "comp.sys.mac.hardware": ("comp", "comp.sys", "comp.sys.mac.hardware"),
+                      "comp.graphics": ("comp", "comp.graphics"),
+                      "alt.atheism": ("alt.atheism",),
+                      "rec.sport.hockey": ("rec.sport", "rec.sport.hockey"),
+                      "rec.sport.baseball": ("rec.sport", "rec.sport.baseball")}
+    for bad, match in ((["a.b", "a"], "leaf"), (["a", "a"], "distinct"), (["a..b"], "empty"),
+                       ([3], "non-empty str")):
+        with pytest.raises(ValueError, match=match):
+            taxonomy_from_names(bad)
 
 
 def test_kernelised_form_equals_linear_scores():
