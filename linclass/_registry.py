@@ -73,6 +73,7 @@ PUBLIC_MODELS = {
     "PriorShiftClassifier": "decision",
     "CalibratedClassifier": "decision",
     "PosteriorCombiner": "decision",
+    "KernelMultiClassSVM": "kernels",
 }
 
 # command-line model name -> (module:Class, task, description)

@@ -37,7 +37,59 @@ from ..structured.learners import StructuredSVM
 from .structure import MultiClassStructure
 from .taxonomy import TaxonomyStructure
 
-__all__ = ["MultiClassSVM"]
+__all__ = ["MultiClassSVM", "class_structure"]
+
+
+def class_structure(kind, y, n_features, *, class_descriptions=None, classes=None,
+                    taxonomy=None, loss_matrix=None):
+    """(classes, codes, Structure) of labels ``y`` for a class representation.
+
+    ``kind`` is ``"onehot"``, ``"description"`` (``class_descriptions`` rows,
+    named by ``classes``, default the sorted labels) or ``"taxonomy"``
+    (``taxonomy``: label -> root-to-leaf path); ``n_features`` is the input
+    dimension of the structure.  Shared by :class:`MultiClassSVM` and the
+    kernelised :class:`~linclass.kernels.KernelMultiClassSVM`.
+    """
+    if kind == "onehot":
+        classes, codes = encode_labels(y)
+        return classes, codes, MultiClassStructure(
+            n_features, len(classes), loss_matrix=loss_matrix)
+    if kind == "description":
+        if class_descriptions is None:
+            raise ValueError("structure='description' needs class_descriptions")
+        D = np.asarray(class_descriptions, dtype=np.float64)
+        if D.ndim != 2:
+            raise ValueError("class_descriptions must be 2-D (n_classes, n_attributes)")
+        labels = (np.unique(y) if classes is None else np.asarray(classes))
+        if labels.ndim != 1 or len(labels) != D.shape[0]:
+            raise ValueError("class_descriptions has %d rows but there are %d classes; "
+                             "every class needs exactly one description row (pass "
+                             "classes= to name the rows)" % (D.shape[0], len(labels)))
+        if len(np.unique(labels)) != len(labels):
+            raise ValueError("classes contains duplicates")
+        order = np.argsort(labels, kind="stable")
+        classes = labels[order]
+        try:
+            _, codes = encode_labels(y, classes)
+        except ValueError as exc:
+            raise ValueError("%s (a class with no description row)" % exc) from None
+        return classes, codes, MultiClassStructure(
+            n_features, class_descriptions=D[order], loss_matrix=loss_matrix)
+    if kind == "taxonomy":
+        if not isinstance(taxonomy, dict) or not taxonomy:
+            raise ValueError("structure='taxonomy' needs taxonomy: a non-empty dict "
+                             "label -> path tuple")
+        classes = np.asarray(sorted(taxonomy))
+        try:
+            _, codes = encode_labels(y, classes)
+        except ValueError as exc:
+            raise ValueError("%s (a label that is not a leaf of the taxonomy)"
+                             % exc) from None
+        paths = [taxonomy[c.item() if hasattr(c, "item") else c] for c in classes]
+        return classes, codes, TaxonomyStructure(n_features, paths,
+                                                 loss_matrix=loss_matrix)
+    raise ValueError("structure must be 'onehot', 'description' or 'taxonomy', got %r"
+                     % (kind,))
 
 
 class MultiClassSVM(ClassifierMixin, BaseEstimator):
@@ -126,47 +178,10 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
 
     def _build_structure(self, y, n_features):
         """(classes_, codes, Structure) for the chosen class representation."""
-        kind = self.structure
-        if kind == "onehot":
-            classes, codes = encode_labels(y)
-            return classes, codes, MultiClassStructure(
-                n_features, len(classes), loss_matrix=self.loss_matrix)
-        if kind == "description":
-            if self.class_descriptions is None:
-                raise ValueError("structure='description' needs class_descriptions")
-            D = np.asarray(self.class_descriptions, dtype=np.float64)
-            if D.ndim != 2:
-                raise ValueError("class_descriptions must be 2-D (n_classes, n_attributes)")
-            labels = (np.unique(y) if self.classes is None else np.asarray(self.classes))
-            if labels.ndim != 1 or len(labels) != D.shape[0]:
-                raise ValueError("class_descriptions has %d rows but there are %d classes; "
-                                 "every class needs exactly one description row (pass "
-                                 "classes= to name the rows)" % (D.shape[0], len(labels)))
-            if len(np.unique(labels)) != len(labels):
-                raise ValueError("classes contains duplicates")
-            order = np.argsort(labels, kind="stable")
-            classes = labels[order]
-            try:
-                _, codes = encode_labels(y, classes)
-            except ValueError as exc:
-                raise ValueError("%s (a class with no description row)" % exc) from None
-            return classes, codes, MultiClassStructure(
-                n_features, class_descriptions=D[order], loss_matrix=self.loss_matrix)
-        if kind == "taxonomy":
-            if not isinstance(self.taxonomy, dict) or not self.taxonomy:
-                raise ValueError("structure='taxonomy' needs taxonomy: a non-empty dict "
-                                 "label -> path tuple")
-            classes = np.asarray(sorted(self.taxonomy))
-            try:
-                _, codes = encode_labels(y, classes)
-            except ValueError as exc:
-                raise ValueError("%s (a label that is not a leaf of the taxonomy)"
-                                 % exc) from None
-            paths = [self.taxonomy[c.item() if hasattr(c, "item") else c] for c in classes]
-            return classes, codes, TaxonomyStructure(n_features, paths,
-                                                     loss_matrix=self.loss_matrix)
-        raise ValueError("structure must be 'onehot', 'description' or 'taxonomy', got %r"
-                         % (kind,))
+        return class_structure(self.structure, y, n_features,
+                               class_descriptions=self.class_descriptions,
+                               classes=self.classes, taxonomy=self.taxonomy,
+                               loss_matrix=self.loss_matrix)
 
     def fit(self, X, y):
         """Fit on ``X`` (dense or sparse, (n_samples, n_features)) and labels ``y``."""

@@ -9,10 +9,13 @@ feature map that turns a kernel into features for the linear family;
 shared basis of ``representer``; ``composition`` the kernel objects (sums,
 products, scaling, cosine normalisation) and the Mercer check;
 ``string_kernels`` the spectrum and gap-weighted subsequence kernels over
-strings and token sequences.
+strings and token sequences; ``multiclass_svm`` the kernelised multi-class
+structural SVM (kernel Crammer--Singer, class descriptions, taxonomies) solved
+in the dual.
 
 May import: ``linclass._core``, ``linclass._validation``, ``linclass.base``,
-``linclass.exceptions``.  The linear family and the structured tasks do not
+``linclass.exceptions``, and ``linclass.joint`` (the class structures of the
+multi-class structural SVM, public names only).  The linear family and the structured tasks do not
 import from here except through these public names.
 """
 from .composition import (Kernel, KernelFunction, NormalizedKernel, ProductKernel, ScaledKernel,
@@ -20,6 +23,7 @@ from .composition import (Kernel, KernelFunction, NormalizedKernel, ProductKerne
 from .kernel_logistic import KernelLogisticRegression
 from .kernel_perceptron import KernelPerceptron
 from .kernel_ridge import KernelRidge, KernelRidgeClassifier
+from .multiclass_svm import KernelMultiClassSVM
 from .mercer import MERCER_KERNELS, MercerMap, kernel_matrix
 from .pairwise import (KERNEL_NAMES, linear_kernel, pairwise_kernels, polynomial_kernel,
                        rbf_kernel, sigmoid_kernel)
@@ -31,4 +35,5 @@ __all__ = ["KERNEL_NAMES", "KernelPerceptron", "MERCER_KERNELS", "MercerMap", "S
            "rbf_kernel", "sigmoid_kernel", "Kernel", "KernelFunction", "NormalizedKernel",
            "ProductKernel", "ScaledKernel", "SumKernel", "check_mercer",
            "is_positive_semidefinite", "KernelLogisticRegression", "KernelRidge",
-           "KernelRidgeClassifier", "SpectrumKernel", "SubsequenceKernel"]
+           "KernelRidgeClassifier", "SpectrumKernel", "SubsequenceKernel",
+           "KernelMultiClassSVM"]
