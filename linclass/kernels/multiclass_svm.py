@@ -252,7 +252,8 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
         return np.asarray((self.X_fit_.T @ (self.dual_coef_.T @ G)).T)
 
     def _check_state(self):
-        super()._check_state()
+        # not RepresenterMixin's check: dual_coef_ is (n_classes, n_support) here
+        super(RepresenterMixin, self)._check_state()
         state = vars(self)
         n_classes = len(self.classes_)
         lam = state.get("class_vectors_")

@@ -145,7 +145,7 @@ class RepresenterMixin:
         super()._check_state()
         if "dual_coef_" not in vars(self):          # not fitted: nothing to check
             return
-        landmarks = self.landmark_indices_
+        landmarks = getattr(self, "landmark_indices_", None)   # models without Nystroem
         if landmarks is not None:
             check_state_array(landmarks, "landmark_indices_", (None,), kinds="iu")
         if self._is_sequence_kernel():
