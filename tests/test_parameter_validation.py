@@ -47,10 +47,6 @@ ANY_VALUE = {"reject_label"}
 KNOWN_GAPS = {
     ("MultiClassSVM", "class_descriptions", "object"), ("MultiClassSVM", "classes", "object"),
     ("MultiClassSVM", "taxonomy", "object"),
-    ("SequenceTagger", "columns", "object"), ("SequenceTagger", "features", "'no-such-option'"),
-    ("SequenceTagger", "features", "object"), ("SequenceTagger", "tol", "-1.0"),
-    ("SequenceTagger", "tol", "'x'"), ("SequenceTagger", "tol", "nan"),
-    ("CRF", "features", "object"),
 }
 
 # every estimator of tests/hostile.py's load fuzzer (flat, sequence, kernel and

@@ -40,8 +40,8 @@ from ..base import BaseEstimator
 from ..exceptions import NotFittedError
 from . import _crf_kernels as kernels
 from ._optimize import minimize_owlqn
-from .tagger import (_check_sentences, _encode_label_sequences, _resolve_template,
-                     _token_accuracy)
+from .tagger import (_check_features_param, _check_sentences, _encode_label_sequences,
+                     _resolve_template, _token_accuracy)
 
 __all__ = ["CRF"]
 
@@ -271,6 +271,7 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         _validation.check_positive(self.max_linesearch, "max_linesearch", integer=True)
         _validation.check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
         _validation.check_positive(self.n_jobs, "n_jobs", integer=True)
+        _check_features_param(self.features, self.columns)
         if isinstance(self.period, bool) or not isinstance(self.period, numbers.Integral) \
                 or self.period < 0:
             raise ValueError("period must be an integer >= 0, got %r" % (self.period,))

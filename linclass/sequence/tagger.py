@@ -65,6 +65,29 @@ def _check_not_one_sentence(X, n_columns):
             return
 
 
+def _check_features_param(features, columns):
+    """``features``: None, a template string / name or a FeatureTemplate (a
+    template string is parsed here, so a malformed one names the parameter);
+    ``columns``: None or a sequence of column names."""
+    from ..features import FeatureTemplate
+    if features is not None and not isinstance(features, (str, FeatureTemplate)):
+        raise ValueError("features must be None, a template string, a template name or a "
+                         "FeatureTemplate, got %s" % type(features).__name__)
+    if columns is not None and (isinstance(columns, (str, bytes)) or not isinstance(
+            columns, (tuple, list)) or not all(isinstance(c, str) for c in columns)):
+        raise ValueError("columns must be None or a tuple of column names (str), got %r"
+                         % (columns,))
+    if isinstance(features, str):
+        cols = tuple(columns) if columns is not None else ("w", "pos")
+        try:
+            FeatureTemplate(template=_resolve_template(features, cols), columns=cols)._compiled()
+        except ValueError as exc:
+            if columns is None and "unknown column" in str(exc):
+                return              # the columns are inferred from the data in fit
+            raise ValueError("features=%r is not a valid template: %s" % (features, exc)) \
+                from None
+
+
 def _encode_label_sequences(Y, X, classes=None):
     """Flatten Y to int32 codes into ``classes`` (sorted, or the given ones).
 
@@ -211,7 +234,9 @@ class SequenceTagger(BaseEstimator):
         if self.order not in (1, 2):
             raise ValueError("order must be 1 or 2, got %r" % (self.order,))
         _validation.check_positive(self.C, "C")
+        _validation.check_positive(self.tol, "tol")
         _validation.check_positive(self.n_jobs, "n_jobs", integer=True)
+        _check_features_param(self.features, self.columns)
 
     def _make_featurizer(self, X):
         from ..features import FeatureTemplate
