@@ -5,6 +5,7 @@ row extent directly through a ``_core`` entry point, bypassing
 instead of reading out of bounds.  Runs only on the debug build (a release
 build would read out of bounds: nothing to assert there)."""
 import subprocess
+import tempfile
 import sys
 
 import pytest
@@ -25,8 +26,11 @@ print("returned", out.tolist())
 
 def _run(indices, indptr):
     code = _KERNEL_CALL.format(indices=indices, indptr=indptr)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    # run outside the source tree: from the checkout "import linclass" would find the
+    # sources (without the compiled core) instead of the installed package
+    with tempfile.TemporaryDirectory() as cwd:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, cwd=cwd)
 
 
 @pytest.mark.parametrize("indices, indptr, what", [
