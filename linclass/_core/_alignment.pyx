@@ -27,6 +27,13 @@ and ref_b[j], a residue scores +loss_weight when its partner in the candidate
 alignment differs from the reference; in local mode residues outside the
 alignment have partner -1.
 
+With ``q_loss`` the loss is instead the number of the reference's aligned
+pairs that the candidate misses (1 - Q-score, times the number of reference
+pairs): a residue a[i] with ref_a[i] >= 0 scores +loss_weight unless the
+candidate aligns it with b[ref_a[i]]; nothing else costs.  The caller then
+passes ref_b = -1 everywhere, so every b-side term below vanishes and only
+the match term differs.
+
 Ties are broken towards M, then X, then Y, and towards the earlier
 predecessor.  Traceback pointers take one byte per cell.
 
@@ -51,7 +58,7 @@ cdef enum:
 cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssize_t n,
                        const double* S, Py_ssize_t K, double gap_open, double gap_extend,
                        bint local, const int64_t* ref_a, const int64_t* ref_b,
-                       double loss_weight, double* rows, uint8_t* back,
+                       double loss_weight, bint q_loss, double* rows, uint8_t* back,
                        int64_t* partner) noexcept nogil:
     """Best (augmented) score; partner[i] = aligned index in b or -1.
 
@@ -141,7 +148,10 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
                     code = FROM_START
             sub = srow[b[j - 1]]                          # S[a[i-1], b[j-1]]
             if augment:
-                sub += loss_weight * ((ref_a[i - 1] != j - 1) + (ref_b[j - 1] != i - 1))
+                if q_loss:                                # a missed reference pair
+                    sub += loss_weight * (ref_a[i - 1] >= 0 and ref_a[i - 1] != j - 1)
+                else:
+                    sub += loss_weight * ((ref_a[i - 1] != j - 1) + (ref_b[j - 1] != i - 1))
             Mc[j] = best + sub
             bp = code
             # X: a[i-1] against a gap, from (i-1, j); no Y -> X
@@ -225,7 +235,8 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
 def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
                 const int32_t[::1] codes_b, const int64_t[::1] offsets_b,
                 const double[:, ::1] substitution, double gap_open, double gap_extend,
-                bint local, ref_a=None, ref_b=None, double loss_weight=1.0):
+                bint local, ref_a=None, ref_b=None, double loss_weight=1.0,
+                bint q_loss=False):
     """Align pairs (a_p, b_p) = (codes_a[offsets_a[p]:offsets_a[p+1]], ...).
 
     Parameters
@@ -238,6 +249,8 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
     ref_a, ref_b : None or int64 arrays aligned with codes_a / codes_b: the
         reference partners (loss augmentation)
     loss_weight : weight of each wrongly aligned residue
+    q_loss : the loss counts the reference pairs missed (ref_b must then be -1
+        everywhere; see the module docs)
 
     Returns
     -------
@@ -260,6 +273,8 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
         rb = ref_b
         if ra.shape[0] != codes_a.shape[0] or rb.shape[0] != codes_b.shape[0]:
             raise ValueError("ref_a / ref_b must have the shapes of codes_a / codes_b")
+        if q_loss and np.any(np.asarray(rb) != -1):
+            raise ValueError("q_loss needs ref_b = -1 everywhere")
     scores_arr = np.zeros(n_pairs, dtype=np.float64)
     partners_arr = np.full(codes_a.shape[0], -1, dtype=np.int64)
     cdef double[::1] scores = scores_arr
@@ -296,7 +311,7 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
                     &codes_a[offsets_a[p]] if m > 0 else <const int32_t*>&dummy, m,
                     &codes_b[offsets_b[p]] if n > 0 else <const int32_t*>&dummy, n,
                     &substitution[0, 0], K, gap_open, gap_extend, local,
-                    rap, rbp, loss_weight, rows, back,
+                    rap, rbp, loss_weight, q_loss, rows, back,
                     &partners[offsets_a[p]] if m > 0 else &dummy64)
     finally:
         free(rows)

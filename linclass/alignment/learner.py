@@ -256,7 +256,8 @@ class AlignmentLearner(BaseEstimator):
     (one per unordered residue pair, gap open, gap extend) are fitted by the
     averaged structured perceptron (Collins, 2002) or the 1-slack structural
     SVM (Joachims et al., 2009; for alignment: Yu et al., 2008) with the
-    residue loss (wrongly aligned residues of both sequences).
+    residue loss (wrongly aligned residues of both sequences) or the Q-score
+    loss (reference pairs missed, ``loss="q"``).
 
     Parameters
     ----------
@@ -277,6 +278,10 @@ class AlignmentLearner(BaseEstimator):
         Perceptron epochs, or SVM cutting-plane iterations.
     tol : float, default=1e-3
         SVM only.
+    loss : {"residue", "q"}, default="residue"
+        SVM only: the loss of the margin (see
+        :class:`~linclass.alignment.structure.AlignmentStructure`);
+        ``"q"`` is the complement of the evaluation's accuracy (Q-score).
     random_state : None or int, default=0
         Perceptron example order.
     step_size : float, default=1.0
@@ -302,8 +307,9 @@ class AlignmentLearner(BaseEstimator):
     def __init__(self, alphabet="ARNDCQEGHILKMFPSTWYVBZX*", *, mode="global",
                  learner="perceptron", init_substitution=None, init_gap_open=11.0,
                  init_gap_extend=1.0, C=1.0, max_iter=10, tol=1e-3, random_state=0,
-                 step_size=1.0):
+                 step_size=1.0, loss="residue"):
         self.step_size = step_size
+        self.loss = loss
         self.alphabet = alphabet
         self.mode = mode
         self.learner = learner
@@ -319,7 +325,7 @@ class AlignmentLearner(BaseEstimator):
         _check_mode(self.mode)
         if self.learner not in ("perceptron", "svm"):
             raise ValueError("learner must be 'perceptron' or 'svm', got %r" % (self.learner,))
-        plain = AlignmentStructure(self.alphabet, mode=self.mode)
+        plain = AlignmentStructure(self.alphabet, mode=self.mode, loss=self.loss)
         if self.init_substitution is None:
             return plain
         w0 = SubstitutionMatrix(self.alphabet, self.init_substitution).weights(
@@ -327,8 +333,9 @@ class AlignmentLearner(BaseEstimator):
             _check_gap(self.init_gap_extend, "init_gap_extend"))
         if self.learner == "perceptron":
             return AlignmentStructure(self.alphabet, mode=self.mode,
-                                      base_weights=w0 / self._step())
-        return AlignmentStructure(self.alphabet, mode=self.mode, prior_weights=w0)
+                                      base_weights=w0 / self._step(), loss=self.loss)
+        return AlignmentStructure(self.alphabet, mode=self.mode, prior_weights=w0,
+                                  loss=self.loss)
 
     def _step(self):
         step = float(self.step_size)

@@ -21,10 +21,15 @@ mode only the part between the first and the last aligned pair counts.  The
 DP of :mod:`linclass._core._alignment` enumerates exactly these alignments,
 so ``decode`` is an exact argmax of ``w . Phi`` for any ``w``.
 
-Loss ``Delta(y, y_hat)``: the number of residues, of ``a`` and of ``b``, whose
-partner (a residue of the other sequence, or none) differs between the two
-alignments.  It is zero iff the alignments are equal and decomposes over the
-DP cells, so the loss-augmented alignment is the same DP.
+Loss ``Delta(y, y_hat)`` (``loss="residue"``): the number of residues, of
+``a`` and of ``b``, whose partner (a residue of the other sequence, or none)
+differs between the two alignments.  It is zero iff the alignments are equal
+and decomposes over the DP cells, so the loss-augmented alignment is the same
+DP.  ``loss="q"`` is the column-wise loss of the evaluation (the Q-score): the
+number of the reference's aligned pairs that ``y_hat`` does not reproduce,
+``(1 - Q) * n_pairs(y)``; it ignores pairs aligned in ``y_hat`` only, and it
+decomposes over the match cells.  Neither has an exact slack-rescaled argmax
+in this DP, so ``rescaling="slack"`` is refused when a learner is configured.
 
 References
 ----------
@@ -89,11 +94,19 @@ class AlignmentStructure(Structure):
         BLOSUM62 score of the alignment), whose learned weight scales the
         prior; any learner can use it.
     loss_weight : float, default=1.0
-        Weight of each wrongly aligned residue in the loss.
+        Weight of each wrongly aligned residue (``"residue"``) or missed
+        reference pair (``"q"``) in the loss.
+    loss : {"residue", "q"}, default="residue"
+        ``"residue"``: residues of both sequences whose partner differs;
+        ``"q"``: reference pairs missed (the Q-score's complement; see the
+        module docs).
     """
 
     def __init__(self, alphabet, *, mode="global", base_weights=None, prior_weights=None,
-                 loss_weight=1.0):
+                 loss_weight=1.0, loss="residue"):
+        if loss not in ("residue", "q"):
+            raise ValueError("loss must be 'residue' or 'q', got %r" % (loss,))
+        self.loss_kind = loss
         alphabet = list(alphabet)
         if not alphabet or any(not isinstance(s, str) or len(s) != 1 for s in alphabet):
             raise ValueError("alphabet must be a non-empty sequence of single characters")
@@ -273,13 +286,16 @@ class AlignmentStructure(Structure):
         if Y is not None:
             ref_a = np.concatenate([self._partners(x, y) for x, y in zip(X, Y)]
                                    + [np.zeros(0, np.int64)])
-            ref_b = np.concatenate([inverse_partners(self._partners(x, y), x.b.size)
-                                    for x, y in zip(X, Y)] + [np.zeros(0, np.int64)])
+            if self.loss_kind == "q":            # only a's reference pairs count
+                ref_b = np.full(codes_b.size, -1, dtype=np.int64)
+            else:
+                ref_b = np.concatenate([inverse_partners(self._partners(x, y), x.b.size)
+                                        for x, y in zip(X, Y)] + [np.zeros(0, np.int64)])
         scores, partners = align_batch(
             codes_a=codes_a, offsets_a=offsets_a, codes_b=codes_b, offsets_b=offsets_b,
             substitution=S, gap_open=gap_open, gap_extend=gap_extend,
             local=self.mode == "local", ref_a=ref_a, ref_b=ref_b,
-            loss_weight=self.loss_weight)
+            loss_weight=self.loss_weight, q_loss=self.loss_kind == "q")
         return scores, [partners[offsets_a[p]:offsets_a[p + 1]].copy() for p in range(len(X))]
 
     def decode(self, w, x):
@@ -303,6 +319,8 @@ class AlignmentStructure(Structure):
         y_hat = np.asarray(y_hat, dtype=np.int64)
         if y.shape != y_hat.shape:
             raise ValueError("the two alignments are of sequences of different lengths")
+        if self.loss_kind == "q":
+            return self.loss_weight * int(np.count_nonzero((y >= 0) & (y_hat != y)))
         n_b = int(max(y.max(initial=-1), y_hat.max(initial=-1))) + 1
         wrong_a = int(np.count_nonzero(y != y_hat))
         wrong_b = int(np.count_nonzero(inverse_partners(y, n_b) != inverse_partners(y_hat, n_b)))

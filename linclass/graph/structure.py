@@ -32,7 +32,11 @@ Decoding (``inference``):
   unary argmax).
 
 Loss: Hamming loss over the nodes that are not observed, times
-``loss_weight``; loss-augmented decoding adds it to the unary scores.  On
+``loss_weight``, or with ``label_cost`` node-wise costs
+``loss_weight * sum_v label_cost[y_v, y_hat_v]`` (a weighted Hamming loss);
+loss-augmented decoding adds it to the unary scores.  No decoder here gives
+an exact slack-rescaled argmax, so ``rescaling="slack"`` is refused when a
+learner is configured.  On
 loopy graphs the decoders are approximate: ``loss_augmented_decode`` returns
 the true labelling when that scores higher than what inference found, so
 the structural SVM's check never fails (Finley and Joachims, 2008).
@@ -162,12 +166,17 @@ class GraphStructure(Structure):
     tol : float, default=1e-6
         BP stops when no message changes by more than ``tol``.
     loss_weight : float, default=1.0
+    label_cost : None or array of shape (n_labels, n_labels), default=None
+        Node-wise costs: ``label_cost[a, b]`` is the cost of predicting label
+        ``b`` at a node whose true label is ``a`` (finite, >= 0, zero on the
+        diagonal).  None: 1 off the diagonal (Hamming loss).
     self_loops : {"unary", "error", "drop"}, default="unary"
         How :meth:`batch_inputs` builds graphs from ``(features, edges)`` pairs.
     """
 
     def __init__(self, n_node_features, n_labels, *, directed=False, inference="auto",
-                 max_iter=50, damping=0.5, tol=1e-6, loss_weight=1.0, self_loops="unary"):
+                 max_iter=50, damping=0.5, tol=1e-6, loss_weight=1.0, self_loops="unary",
+                 label_cost=None):
         if int(n_node_features) < 1 or int(n_labels) < 1:
             raise ValueError("n_node_features and n_labels must be positive")
         if inference not in ("auto", "exact", "bp", "icm"):
@@ -186,6 +195,17 @@ class GraphStructure(Structure):
         self.tol = float(tol)
         self.loss_weight = float(loss_weight)
         self.self_loops = self_loops
+        self.label_cost = None
+        if label_cost is not None:
+            try:
+                cost = np.array(label_cost, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("label_cost must be an array of numbers") from None
+            if cost.shape != (K, K) or not np.isfinite(cost).all() or (cost < 0).any() \
+                    or np.any(np.diag(cost) != 0):
+                raise ValueError("label_cost must be a finite (n_labels, n_labels) = (%d, %d) "
+                                 "array, >= 0 with a zero diagonal" % (K, K))
+            self.label_cost = cost
         self.n_node_weights = (self.n_node_features + 1) * K
         if self.directed:
             self.pair_index = np.arange(K * K, dtype=np.int64).reshape(K, K)
@@ -359,8 +379,11 @@ class GraphStructure(Structure):
         _, _, pair = self._unpack(w)
         U = self.unary_scores(w, g)
         scored = np.ones(g.n_nodes, dtype=bool) if g.observed is None else g.observed < 0
-        U_aug = U + self.loss_weight * scored[:, None]
-        U_aug[np.arange(g.n_nodes), y] -= self.loss_weight * scored
+        if self.label_cost is None:
+            U_aug = U + self.loss_weight * scored[:, None]
+            U_aug[np.arange(g.n_nodes), y] -= self.loss_weight * scored
+        else:                       # node v, label c: + loss_weight * label_cost[y_v, c]
+            U_aug = U + self.loss_weight * scored[:, None] * self.label_cost[y]
         y_hat = self._map(U_aug, pair, g, g.observed)
         if not self._exact(g):
             # approximate inference: never return something worse than the truth
@@ -377,4 +400,11 @@ class GraphStructure(Structure):
         y_hat = np.asarray(y_hat)
         if y.shape != y_hat.shape:
             raise ValueError("label arrays of different lengths")
+        if self.label_cost is not None:
+            K = self.n_labels
+            for name, v in (("y", y), ("y_hat", y_hat)):
+                if v.size and (v.dtype.kind not in "iu" or v.min() < 0 or v.max() >= K):
+                    raise ValueError("%s must hold labels in [0, %d)" % (name, K))
+            return self.loss_weight * float(self.label_cost[y.astype(np.int64),
+                                                            y_hat.astype(np.int64)].sum())
         return self.loss_weight * float(np.count_nonzero(y != y_hat))

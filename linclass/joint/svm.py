@@ -41,7 +41,7 @@ __all__ = ["MultiClassSVM", "class_structure"]
 
 
 def class_structure(kind, y, n_features, *, class_descriptions=None, classes=None,
-                    taxonomy=None, loss_matrix=None):
+                    taxonomy=None, loss_matrix=None, ancestor_weight=1.0):
     """(classes, codes, Structure) of labels ``y`` for a class representation.
 
     ``kind`` is ``"onehot"``, ``"description"`` (``class_descriptions`` rows,
@@ -87,7 +87,8 @@ def class_structure(kind, y, n_features, *, class_descriptions=None, classes=Non
                              % exc) from None
         paths = [taxonomy[c.item() if hasattr(c, "item") else c] for c in classes]
         return classes, codes, TaxonomyStructure(n_features, paths,
-                                                 loss_matrix=loss_matrix)
+                                                 loss_matrix=loss_matrix,
+                                                 ancestor_weight=ancestor_weight)
     raise ValueError("structure must be 'onehot', 'description' or 'taxonomy', got %r"
                      % (kind,))
 
@@ -114,6 +115,12 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         Required for ``structure="taxonomy"``: label -> path tuple (from the
         child of the root to the leaf).  Leaves absent from the training
         labels can be predicted too.
+    ancestor_weight : float, default=1.0
+        ``structure="taxonomy"`` only: the entry of each ancestor (inner node)
+        in a class's path vector, the class's own leaf entry being 1 (see
+        :class:`~linclass.joint.TaxonomyStructure`).  Below 1 the weights
+        shared through ancestors are regularised more strongly than the
+        leaves' own; 0 is the flat model.  A finite number >= 0.
     loss_matrix : array-like of shape (n_classes, n_classes), optional
         Rows/columns in the order of ``classes_``.  Default: 0/1 loss
         (tree distance for a taxonomy).
@@ -150,14 +157,15 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, structure="onehot", *, C=1.0, class_descriptions=None, classes=None,
-                 taxonomy=None, loss_matrix=None, fit_intercept=True, intercept_scaling=1.0,
-                 method="bcfw", rescaling="margin", tol=1e-3, max_iter=1000, random_state=None,
-                 verbose=0):
+                 taxonomy=None, ancestor_weight=1.0, loss_matrix=None, fit_intercept=True,
+                 intercept_scaling=1.0, method="bcfw", rescaling="margin", tol=1e-3,
+                 max_iter=1000, random_state=None, verbose=0):
         self.structure = structure
         self.C = C
         self.class_descriptions = class_descriptions
         self.classes = classes
         self.taxonomy = taxonomy
+        self.ancestor_weight = ancestor_weight
         self.loss_matrix = loss_matrix
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -181,12 +189,14 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         return class_structure(self.structure, y, n_features,
                                class_descriptions=self.class_descriptions,
                                classes=self.classes, taxonomy=self.taxonomy,
-                               loss_matrix=self.loss_matrix)
+                               loss_matrix=self.loss_matrix,
+                               ancestor_weight=self.ancestor_weight)
 
     def fit(self, X, y):
         """Fit on ``X`` (dense or sparse, (n_samples, n_features)) and labels ``y``."""
         check_positive(self.C, "C")
         check_positive(self.intercept_scaling, "intercept_scaling")
+        check_positive(self.ancestor_weight, "ancestor_weight", strict=False)
         X = check_array(X)
         y = check_target(y, X.shape[0])
         n_features = X.shape[1]

@@ -23,6 +23,8 @@ machines. CIKM 2004.
 I. Tsochantaridis, T. Joachims, T. Hofmann, Y. Altun. Large margin methods
 for structured and interdependent output variables. JMLR 6, 2005, sec. 4.1.
 """
+import numbers
+
 import numpy as np
 
 from .structure import MultiClassStructure
@@ -45,6 +47,15 @@ class TaxonomyStructure(MultiClassStructure):
         leaves) and paths must be distinct.
     loss_matrix : array-like of shape (n_leaves, n_leaves), optional
         Default: the tree distance between leaves.
+    ancestor_weight : float, default=1.0
+        Weight of the inner (non-leaf) nodes in ``Lambda``: a class's entry is
+        1 for its own leaf node and ``ancestor_weight`` for each ancestor
+        (Cai & Hofmann's scaled path indicators).  Since ``||w_v||^2`` is
+        penalised while ``ancestor_weight * w_v`` enters the scores, a small
+        weight regularises the shared (ancestor) part more strongly; 0 gives
+        the flat one-hot model, which every weighting contains as a special
+        case (the leaf blocks alone).  Must be a finite number >= 0.  The
+        default loss (tree distance) does not depend on it.
 
     Attributes
     ----------
@@ -54,7 +65,12 @@ class TaxonomyStructure(MultiClassStructure):
     depths : ndarray of shape (n_leaves,)
     """
 
-    def __init__(self, n_features_x, paths, *, loss_matrix=None):
+    def __init__(self, n_features_x, paths, *, loss_matrix=None, ancestor_weight=1.0):
+        if isinstance(ancestor_weight, bool) or not isinstance(ancestor_weight, numbers.Real) \
+                or not np.isfinite(ancestor_weight) or ancestor_weight < 0:
+            raise ValueError("ancestor_weight must be a finite number >= 0, got %r"
+                             % (ancestor_weight,))
+        self.ancestor_weight = float(ancestor_weight)
         paths = [tuple(p) if isinstance(p, (tuple, list)) else (p,) for p in paths]
         if not paths:
             raise ValueError("a taxonomy needs at least one leaf path")
@@ -80,9 +96,14 @@ class TaxonomyStructure(MultiClassStructure):
             for k in range(1, len(p) + 1):
                 Lam[c, node_index[p[:k]]] = 1.0
         self.depths = Lam.sum(axis=1)
+        common = Lam @ Lam.T                          # depth of the lowest common ancestor
+        self._tree_distance = self.depths[:, None] + self.depths[None, :] - 2.0 * common
         if loss_matrix is None:
-            common = Lam @ Lam.T                      # depth of the lowest common ancestor
-            loss_matrix = self.depths[:, None] + self.depths[None, :] - 2.0 * common
+            loss_matrix = self._tree_distance.copy()
+        if self.ancestor_weight != 1.0:
+            for c, p in enumerate(paths):
+                for k in range(1, len(p)):            # the ancestors, not the leaf
+                    Lam[c, node_index[p[:k]]] = self.ancestor_weight
         self._leaf_index = {p: c for c, p in enumerate(paths)}
         super().__init__(n_features_x, len(paths), class_descriptions=Lam,
                          loss_matrix=loss_matrix)
@@ -103,8 +124,7 @@ class TaxonomyStructure(MultiClassStructure):
     def tree_distance(self, y, y_hat):
         """Number of edges between leaves ``y`` and ``y_hat`` (independent of a user loss)."""
         a, b = self._check_class(y), self._check_class(y_hat)
-        common = float(self.class_vectors[a] @ self.class_vectors[b])
-        return float(self.depths[a] + self.depths[b] - 2.0 * common)
+        return float(self._tree_distance[a, b])
 
     def _check_class(self, y):
         if isinstance(y, tuple):

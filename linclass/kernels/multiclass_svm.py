@@ -21,8 +21,13 @@ duality gap as the stopping rule).  By the representer theorem
 
     F(x, y) = sum_{i in support_} sum_c dual_coef_[c, i] k(x_i, x) G[c, y] + intercept_[y]
 
-with ``G = Lambda Lambda^T``.  The Gram matrix of the training inputs is
-computed once and held in memory (``8 n^2`` bytes).
+with ``G = Lambda Lambda^T``.  For the kernels ``"linear"``, ``"poly"``,
+``"rbf"`` and ``"sigmoid"`` the rows of the training Gram matrix are computed
+when an example's block first moves and kept in an LRU cache of
+``cache_size`` MB (double precision, ``8 n`` bytes a row); the rows of examples that
+never move are never computed.  For precomputed, callable and string kernels,
+and whenever the Gram matrix has to be checked (below), it is computed once
+and held in memory (``8 n^2`` bytes).
 
 Kernels that are positive semi-definite by construction (``"linear"``,
 ``"rbf"``, ``"poly"`` with ``coef0 >= 0``) are used as they are.  For the
@@ -58,7 +63,8 @@ from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 from ..joint.svm import class_structure
 from .composition import check_mercer
-from .pairwise import check_kernel_name
+from .pairwise import (KERNEL_CODES, check_coef0, check_degree, check_gamma,
+                       check_kernel_name, row_sq_norms, rows_arguments)
 from .representer import RepresenterMixin
 
 __all__ = ["KernelMultiClassSVM"]
@@ -107,6 +113,11 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
         Pairwise steps per visit of an example's block.
     check_kernel : bool, default=True
         Check the Gram matrix of kernels that are not PSD by construction.
+    cache_size : float, default=200
+        Budget of the kernel-row cache in MB (``"linear"``, ``"poly"``,
+        ``"rbf"``, ``"sigmoid"`` kernels; ``8 n_samples`` bytes a row; at least
+        one row is always kept).
+        It changes the speed, not the result.
     random_state : None, int or numpy Generator
         Order of the examples in each pass.
 
@@ -128,6 +139,9 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
         Primal and dual objectives at the solution.
     n_iter_ : int
         Passes run.
+    n_kernel_rows_ : int
+        Kernel rows computed during the fit (cache misses; ``n_samples`` when
+        the full Gram matrix was computed).
     n_features_in_ : int
     coef_ : ndarray of shape (n_classes, n_features), linear kernel only
     """
@@ -137,7 +151,8 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
     def __init__(self, structure="onehot", *, C=1.0, kernel="rbf", gamma=None, degree=3,
                  coef0=1.0, class_descriptions=None, classes=None, taxonomy=None,
                  loss_matrix=None, fit_intercept=True, intercept_scaling=1.0, tol=1e-3,
-                 max_iter=1000, max_inner=50, check_kernel=True, random_state=None):
+                 max_iter=1000, max_inner=50, check_kernel=True, cache_size=200.0,
+                 random_state=None):
         self.structure = structure
         self.C = C
         self.kernel = kernel
@@ -154,6 +169,7 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.max_inner = max_inner
         self.check_kernel = check_kernel
+        self.cache_size = cache_size
         self.random_state = random_state
 
     def _psd_by_construction(self):
@@ -169,6 +185,7 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
         check_positive(self.max_iter, "max_iter", integer=True)
         check_positive(self.max_inner, "max_inner", integer=True)
         check_positive(self.intercept_scaling, "intercept_scaling")
+        check_positive(self.cache_size, "cache_size")
         if not callable(self.kernel):
             check_kernel_name(self.kernel)
         X = self._check_X(X, at_fit=True)
@@ -178,25 +195,34 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
             self.structure, y, 1, class_descriptions=self.class_descriptions,
             classes=self.classes, taxonomy=self.taxonomy, loss_matrix=self.loss_matrix)
         cost = float(self.C) * check_sample_weight(sample_weight, n)
-        K = np.array(self._gram(X, None if self.kernel != "precomputed" else X),
-                     dtype=np.float64, order="C", copy=True)
-        if not np.isfinite(K).all():
-            raise ValueError("the kernel matrix of the training data contains NaN or infinity")
-        if self.check_kernel and not self._psd_by_construction():
-            check_mercer(K, name="the kernel %r on the training data" % (self.kernel,))
         scale = float(self.intercept_scaling) ** 2 if self.fit_intercept else 0.0
-        if scale:
-            K += scale
         Lam = np.ascontiguousarray(structure.class_vectors, dtype=np.float64)
         G = np.ascontiguousarray(Lam @ Lam.T)
         L = np.ascontiguousarray(structure.loss_matrix, dtype=np.float64)
         k = G.shape[0]
         beta = np.zeros((n, k))
         F = np.zeros((n, k))
-        n_iter, primal, dual, converged = _kernel_multiclass.solve_dual(
-            K, np.ascontiguousarray(codes, dtype=np.int32), G, L, cost, beta, F,
-            tol=float(self.tol), max_iter=int(self.max_iter), max_inner=int(self.max_inner),
-            seed=draw_seed(self.random_state))
+        codes32 = np.ascontiguousarray(codes, dtype=np.int32)
+        solver = dict(tol=float(self.tol), max_iter=int(self.max_iter),
+                      max_inner=int(self.max_inner), seed=draw_seed(self.random_state))
+        if self._rows_on_demand():
+            n_iter, primal, dual, converged, n_rows = _kernel_multiclass.solve_dual_rows(
+                **self._row_kernel_arguments(X), shift=scale,
+                cache_bytes=float(self.cache_size) * 2**20, y=codes32, G=G, L=L, C=cost,
+                beta=beta, F=F, **solver)
+        else:
+            K = np.array(self._gram(X, None if self.kernel != "precomputed" else X),
+                         dtype=np.float64, order="C", copy=True)
+            if not np.isfinite(K).all():
+                raise ValueError("the kernel matrix of the training data contains NaN or "
+                                 "infinity")
+            if self.check_kernel and not self._psd_by_construction():
+                check_mercer(K, name="the kernel %r on the training data" % (self.kernel,))
+            if scale:
+                K += scale
+            n_iter, primal, dual, converged = _kernel_multiclass.solve_dual(
+                K, codes32, G, L, cost, beta, F, **solver)
+            n_rows = n
         if not converged:
             warnings.warn("KernelMultiClassSVM: relative duality gap %.3g > tol=%g after %d "
                           "passes; increase max_iter" % ((primal - dual) / max(primal, 1e-300),
@@ -213,12 +239,44 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
             self.X_fit_ = [X[i] for i in support]
         else:
             self.X_fit_ = X[support]
-        self.shape_fit_ = (n, K.shape[1]) if self.kernel == "precomputed" else \
-            (n, self.n_features_in_)
+        self.shape_fit_ = (n, n) if self.kernel == "precomputed" else (n, self.n_features_in_)
         self.objective_ = float(primal)
         self.dual_objective_ = float(dual)
         self.n_iter_ = int(n_iter)
+        self.n_kernel_rows_ = int(n_rows)
         return self
+
+    def _rows_on_demand(self):
+        """Kernel rows computed on demand and cached (no Gram matrix check needed)."""
+        return isinstance(self.kernel, str) \
+            and self.kernel in ("linear", "poly", "rbf", "sigmoid") \
+            and (self._psd_by_construction() or not self.check_kernel)
+
+    def _row_kernel_arguments(self, X):
+        """The data and kernel arguments of ``solve_dual_rows`` (kernel values checked finite)."""
+        params = self._kernel_params()
+        gamma = params.get("gamma")
+        gamma = 1.0 / X.shape[1] if gamma is None else check_gamma(gamma)
+        degree = check_degree(params.get("degree", 3))
+        coef0 = check_coef0(params.get("coef0", 1.0))
+        if not sp.issparse(X):
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        sq = row_sq_norms(X)
+        top = float(sq.max()) if len(sq) else 0.0
+        # |x . x'| <= max ||x||^2 (Cauchy-Schwarz): a bound on every kernel value
+        bound = np.float64(top if self.kernel in ("linear", "rbf")
+                           else gamma * top + abs(coef0))
+        if self.kernel == "poly":
+            with np.errstate(over="ignore", invalid="ignore"):
+                bound = bound ** degree
+        if not np.isfinite(bound):
+            raise ValueError("the %r kernel overflows on the training data (squared row norms "
+                             "up to %.3g): rescale X" % (self.kernel, top))
+        args = rows_arguments(X)
+        args.update(sq_norms=sq if self.kernel == "rbf" else None,
+                    kind=KERNEL_CODES[self.kernel], gamma=float(gamma), coef0=float(coef0),
+                    degree=degree)
+        return args
 
     def _support_kernel(self, X):
         check_is_fitted(self, "dual_coef_")

@@ -65,6 +65,28 @@ def test_loss_augmented_equals_brute_force(mode):
         assert got == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.parametrize("mode", ["global", "local"])
+def test_q_loss_augmented_equals_brute_force(mode):
+    """The column-wise (Q-score) loss: reference pairs missed, weighted."""
+    rng = np.random.default_rng(5)
+    s = AlignmentStructure("ACG", mode=mode, loss_weight=1.3, loss="q")
+    for trial in range(50):
+        x = random_pair(rng, "ACG")
+        candidates = list(all_alignments(len(x[0]), len(x[1])))
+        y_ref = candidates[rng.integers(len(candidates))]
+        w = rng.normal(size=s.n_features) * 2
+        y_hat = s.loss_augmented_decode(w, x, y_ref)
+        expected = brute_force(s, w, x, y_ref)
+        got = s.score(w, x, y_hat) + s.loss(y_ref, y_hat)
+        assert got == pytest.approx(expected, abs=1e-9)
+        # the loss is (1 - Q) * n_ref: reference pairs not reproduced, extra pairs free
+        ref_pairs = {(i, j) for i, j in enumerate(y_ref) if j >= 0}
+        hat_pairs = {(i, j) for i, j in enumerate(y_hat) if j >= 0}
+        assert s.loss(y_ref, y_hat) == pytest.approx(1.3 * len(ref_pairs - hat_pairs))
+    with pytest.raises(ValueError, match="loss"):
+        AlignmentStructure("ACG", loss="columns")
+
+
 def test_batch_matches_single_and_empty_sequences():
     rng = np.random.default_rng(2)
     s = AlignmentStructure("ACGT")

@@ -105,6 +105,37 @@ def test_loss_augmented_equals_brute_force_on_trees(directed):
         assert s.score(w, g, y_hat) + s.loss(y, y_hat) == pytest.approx(best, abs=1e-9)
 
 
+@pytest.mark.parametrize("directed", [False, True])
+def test_node_cost_loss_augmented_equals_brute_force_on_trees(directed):
+    """Node-wise costs (weighted Hamming): label_cost[y_v, y_hat_v] per node."""
+    rng = np.random.default_rng(7)
+    K = 3
+    cost = rng.uniform(0.2, 3.0, size=(K, K))
+    np.fill_diagonal(cost, 0.0)
+    for trial in range(20):
+        n = int(rng.integers(1, 6))
+        s = GraphStructure(2, K, directed=directed, loss_weight=0.6, label_cost=cost)
+        g = make(rng, n, 2, random_tree(rng, n))
+        w = rng.normal(size=s.n_features)
+        y = rng.integers(K, size=n)
+        _, best, _ = brute_force(s, w, g, y)
+        y_hat = s.loss_augmented_decode(w, g, y)
+        assert s.loss(y, y_hat) == pytest.approx(0.6 * cost[y, y_hat].sum())
+        assert s.score(w, g, y_hat) + s.loss(y, y_hat) == pytest.approx(best, abs=1e-9)
+    # the identity-free default equals label_cost = 1 - I
+    plain = GraphStructure(2, K)
+    unit = GraphStructure(2, K, label_cost=1.0 - np.eye(K))
+    g = make(rng, 4, 2, random_tree(rng, 4))
+    w, y = rng.normal(size=plain.n_features), rng.integers(K, size=4)
+    np.testing.assert_array_equal(plain.loss_augmented_decode(w, g, y),
+                                  unit.loss_augmented_decode(w, g, y))
+    for bad in (np.ones((K, K)), -cost, np.ones((2, 2)) - np.eye(2), [["a"] * K] * K):
+        with pytest.raises(ValueError, match="label_cost"):
+            GraphStructure(2, K, label_cost=bad)
+    with pytest.raises(ValueError, match="labels in"):
+        GraphStructure(2, K, label_cost=cost).loss(np.array([0, 5]), np.array([0, 1]))
+
+
 def test_loss_augmented_on_loopy_graph_never_below_truth():
     rng = np.random.default_rng(4)
     s = GraphStructure(2, 3)

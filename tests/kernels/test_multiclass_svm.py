@@ -246,3 +246,52 @@ def test_sklearn_clone_and_params():
     model = KernelMultiClassSVM(C=3.0, kernel="poly", degree=2)
     clone = sklearn.clone(model)
     assert clone.get_params()["C"] == 3.0 and clone.get_params()["degree"] == 2
+
+
+# -- kernel rows on demand (LRU cache) ------------------------------------------------
+@pytest.mark.parametrize("kernel, params", [("rbf", {"gamma": 0.3}),
+                                            ("poly", {"gamma": 0.2, "degree": 2}),
+                                            ("linear", {})])
+def test_cache_size_does_not_change_the_result(kernel, params):
+    """A cache holding one row (every row recomputed) and one holding all rows give the
+    same solution, bit for bit; it equals the full-Gram path (a precomputed Gram)."""
+    X, y = _data(n=80, k=4, seed=3)
+    common = dict(kernel=kernel, C=0.7, tol=1e-6, random_state=0, **params)
+    tiny = KernelMultiClassSVM(cache_size=1e-9, **common).fit(X, y)
+    big = KernelMultiClassSVM(cache_size=200, **common).fit(X, y)
+    np.testing.assert_array_equal(tiny.dual_coef_, big.dual_coef_)
+    np.testing.assert_array_equal(tiny.support_, big.support_)
+    assert tiny.objective_ == big.objective_ and tiny.n_iter_ == big.n_iter_
+    assert tiny.n_kernel_rows_ > big.n_kernel_rows_          # rows were evicted and redone
+    assert big.n_kernel_rows_ <= len(y)
+    K = linclass.kernels.pairwise_kernels(X, kernel=kernel, **params)
+    full = KernelMultiClassSVM(kernel="precomputed", C=0.7, tol=1e-6, random_state=0,
+                               check_kernel=False).fit(K, y)
+    assert full.n_kernel_rows_ == len(y)
+    # the same problem to tol 1e-6 (round-off steers the two paths apart a little;
+    # the primal solution is unique, the dual one need not be)
+    assert full.objective_ == pytest.approx(big.objective_, rel=2e-6)
+    np.testing.assert_allclose(full.decision_function(K), big.decision_function(X), atol=1e-3)
+
+
+def test_sparse_rows_equal_dense_rows_and_taxonomy_uses_the_cache():
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = _data(n=70, k=4, seed=4)
+    X[np.abs(X) < 0.8] = 0.0
+    names = np.array(["a.x", "a.y", "b.z", "c"])[y]
+    tax = {n: tuple(n.split(".")) for n in names}
+    dense = KernelMultiClassSVM("taxonomy", taxonomy=tax, gamma=0.2, tol=1e-6,
+                                cache_size=1e-9, random_state=1).fit(X, names)
+    sparse = KernelMultiClassSVM("taxonomy", taxonomy=tax, gamma=0.2, tol=1e-6,
+                                 random_state=1).fit(sp.csr_matrix(X), names)
+    np.testing.assert_allclose(sparse.dual_coef_, dense.dual_coef_, atol=1e-10)
+    np.testing.assert_array_equal(sparse.predict(X), dense.predict(X))
+
+
+def test_cache_size_and_overflow_are_refused():
+    X, y = _data(n=30)
+    for bad in (0.0, -1.0, np.nan, "x"):
+        with pytest.raises(ValueError, match="cache_size"):
+            KernelMultiClassSVM(cache_size=bad).fit(X, y)
+    with pytest.raises(ValueError, match="overflows"):
+        KernelMultiClassSVM(kernel="poly", degree=200, gamma=1.0).fit(X * 1e3, y)

@@ -322,6 +322,51 @@ def test_taxonomy_decoding_equals_exhaustive_path_scoring():
     assert s.path_of(4) == ("rec", "sport", "hockey")
 
 
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 2.0])
+def test_weighted_ancestors_decoding_equals_exhaustive_path_scoring(alpha):
+    """Cai & Hofmann's scaled path vectors: leaf entry 1, ancestors ``alpha``;
+    decoding scores every root-to-leaf path; the loss stays the tree distance."""
+    paths = [("comp", "sys", "mac"), ("comp", "sys", "ibm"), ("comp", "graphics"),
+             ("rec", "autos"), ("misc",)]
+    s = TaxonomyStructure(4, paths, ancestor_weight=alpha)
+    plain = TaxonomyStructure(4, paths)
+    rng = np.random.default_rng(3)
+    node_w = {node: rng.normal(size=4) for node in s.nodes}
+    w = np.stack([node_w[node] for node in s.nodes], axis=1).ravel()
+    for _ in range(10):
+        x = rng.normal(size=4)
+        y = int(rng.integers(len(paths)))
+        path_scores = [node_w[p] @ x + alpha * sum(node_w[p[:k]] @ x for k in range(1, len(p)))
+                       for p in paths]
+        assert s.decode(w, x) == int(np.argmax(path_scores))
+        aug = [path_scores[c] + plain.loss(y, c) for c in range(len(paths))]
+        assert s.loss_augmented_decode(w, x, y) == int(np.argmax(aug))
+        for c in range(len(paths)):
+            assert s.loss(y, c) == plain.loss(y, c) == s.tree_distance(y, c)
+    for bad in (-1.0, np.nan, "x", True):
+        with pytest.raises(ValueError, match="ancestor_weight"):
+            TaxonomyStructure(4, paths, ancestor_weight=bad)
+
+
+def test_zero_ancestor_weight_is_the_flat_model():
+    X, y = blobs(60, 4, 4, seed=5)
+    names = np.array(["comp.mac", "comp.pc", "rec.autos", "sci.med"])[y]
+    tax = {n: tuple(n.split(".")) for n in names}
+    zero_one = 1.0 - np.eye(4)
+    flat = MultiClassSVM(C=0.5, tol=1e-7, method="1-slack").fit(X, names)
+    tax0 = MultiClassSVM("taxonomy", taxonomy=tax, ancestor_weight=0.0, loss_matrix=zero_one,
+                         C=0.5, tol=1e-7, method="1-slack").fit(X, names)
+    np.testing.assert_allclose(tax0.coef_, flat.coef_, atol=1e-6)
+    np.testing.assert_allclose(tax0.intercept_, flat.intercept_, atol=1e-6)
+    half = MultiClassSVM("taxonomy", taxonomy=tax, ancestor_weight=0.5, C=0.5,
+                         random_state=0).fit(X, names)
+    W = half.attribute_coef_                  # rows: the tree's nodes
+    s = TaxonomyStructure(1, [tax[c] for c in half.classes_], ancestor_weight=0.5)
+    np.testing.assert_allclose(half.coef_, (s.class_vectors @ W)[:, :4])
+    with pytest.raises(ValueError, match="ancestor_weight"):
+        MultiClassSVM("taxonomy", taxonomy=tax, ancestor_weight=-0.5).fit(X, names)
+
+
 def test_taxonomy_from_names():
     from linclass.joint import taxonomy_from_names
     names = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "comp.graphics",
