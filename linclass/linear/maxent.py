@@ -536,6 +536,10 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             lam, loglik, n_iter = self._fit_scaling(F, problem, empirical, inv_var)
         else:
             lam, loglik, n_iter = self._fit_lbfgs(problem, empirical, inv_var, sample_weight)
+        return self._set_weights(lam, loglik, n_iter, inv_var)
+
+    def _set_weights(self, lam, loglik, n_iter, inv_var):
+        """The fitted attributes from the trained weights (the correction's last)."""
         if self.correction_ is not None:
             self.correction_ = (self.correction_[0], float(lam[-1]))
             lam = lam[:-1]
@@ -550,16 +554,21 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _fit_lbfgs(self, problem, empirical, inv_var, sample_weight):
-        scale = sample_weight.sum()
+        return self._lbfgs(lambda lam: _maxent.model_expectation(weights=lam, **problem),
+                           empirical, inv_var, sample_weight.sum(), problem["n_features"])
+
+    def _lbfgs(self, expectation, empirical, inv_var, scale, n_weights):
+        """L-BFGS-B over ``expectation(lam) -> (loglik, model expectation)`` (in memory,
+        or summed over partitions by :mod:`linclass.distributed.maxent`)."""
 
         def fun(lam):
-            loglik, model = _maxent.model_expectation(weights=lam, **problem)
+            loglik, model = expectation(lam)
             f = -loglik + 0.5 * inv_var * (lam @ lam)
             g = model - empirical + inv_var * lam
             return f / scale, g / scale
 
         with single_threaded_blas():
-            result = minimize(fun, np.zeros(problem["n_features"]), method="L-BFGS-B",
+            result = minimize(fun, np.zeros(n_weights), method="L-BFGS-B",
                               jac=True, callback=lbfgs_progress("MaxEnt", self.verbose),
                               options=dict(maxiter=self.max_iter, gtol=self.tol,
                                                      ftol=64 * np.finfo(float).eps, maxls=50))
@@ -567,7 +576,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             warnings.warn("MaxEnt (lbfgs) stopped at max_iter=%d before reaching tol=%g"
                           % (self.max_iter, self.tol), ConvergenceWarning)
         lam = result.x
-        loglik, _ = _maxent.model_expectation(weights=lam, **problem)
+        loglik, _ = expectation(lam)
         return lam, loglik, int(result.nit)
 
     def _fit_scaling(self, F, problem, empirical, inv_var):
