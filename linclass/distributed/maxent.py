@@ -244,6 +244,8 @@ def _global_classes(estimator, labels):
         if len(unknown):
             raise ValueError("label %r is not in classes=%r" % (unknown[0], classes.tolist()))
         return classes
+    if len(labels) == 0:
+        raise ValueError("X has no rows in any partition: nothing to learn")
     if len(labels) < 2:
         raise ValueError("y has only one class (%r) over all partitions; MaxEnt needs at "
                          "least 2 classes to train" % (labels[0] if len(labels) else None,))
