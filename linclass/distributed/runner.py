@@ -82,9 +82,12 @@ def _worker_version():
     return version.__version__, linclass.__file__
 
 
-def _wait(futures):
+def _wait(client, futures):
+    """Wait for the futures of ``client`` (``distributed.wait`` asks for the default
+    client: the client given to ``fit`` need not be the default one)."""
     from distributed import wait
-    wait(futures)
+    with client.as_current():
+        wait(futures)
 
 
 def _tree(items, combine):
@@ -200,7 +203,7 @@ class Runner:
             if self.client is None:
                 return self._local_compute(delayed_values)
             futures = self.client.compute(delayed_values)
-            _wait(futures)
+            _wait(self.client, futures)
             for f in futures:
                 if f.status == "error":
                     f.result()          # raises the task's own exception
@@ -237,7 +240,7 @@ class Runner:
             args = self._scatter(args)
             futures = [self.client.submit(_on_worker, function, h, *args, pure=False)
                        for h in handles]
-            _wait(futures)
+            _wait(self.client, futures)
             for f in futures:
                 if f.status == "error":
                     f.result()
@@ -256,7 +259,7 @@ class Runner:
             outputs = [submit(operator.getitem, p, 1, pure=False) for p in pairs]
             root = _tree(outputs, lambda a, b: submit(_on_worker, combine, a, b, pure=False))
             result = root.result()
-            _wait(states)
+            _wait(self.client, states)
             return states, result
 
     def fold(self, function, initial, handles, *args):

@@ -165,7 +165,7 @@ def test_a_cluster_gone_mid_fit_is_a_clear_error_and_nothing_is_written(monkeypa
     """The cluster is closed after two L-BFGS evaluations of a running fit."""
     from linclass.distributed.runner import Runner
     cluster = distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
-                                       dashboard_address=None, silence_logs=50,
+                                       dashboard_address=":0", silence_logs=50,
                                        death_timeout=60)
     own = distributed.Client(cluster, timeout=60, set_as_default=False)
     try:
@@ -189,3 +189,20 @@ def test_a_cluster_gone_mid_fit_is_a_clear_error_and_nothing_is_written(monkeypa
     finally:
         own.close(timeout=30)
         cluster.close(timeout=30)
+
+
+def test_svmlight_shards_read_on_the_workers(client, tmp_path):
+    from linclass.datasets import dump_svmlight_file, load_svmlight_file
+    X, y = _data(n=300)
+    paths = []
+    for k in range(3):
+        path = tmp_path / ("s%d.svm" % k)
+        dump_svmlight_file(X[k * 100:(k + 1) * 100], y[k * 100:(k + 1) * 100], path)
+        paths.append(path)
+    Xd, yd = ld.svmlight_shards(paths, client=client)
+    assert Xd.chunks[0] == (100, 100, 100)
+    Xm, ym = load_svmlight_file(paths[0])
+    nb = ld.fit(MultinomialNB(), Xd, yd, client=client)
+    ref = MultinomialNB().fit(sp.vstack([load_svmlight_file(p, n_features=Xd.shape[1])[0]
+                                         for p in paths]), y.astype(float))
+    assert np.array_equal(nb.feature_log_prob_, ref.feature_log_prob_)
