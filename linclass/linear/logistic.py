@@ -202,15 +202,56 @@ class _ThreadedObjective(_Objective):
                                  fit_intercept, None, None)
                       for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
+    def _param_slices(self, n_params):
+        bounds = np.linspace(0, n_params, len(self.parts) + 1).astype(np.int64)
+        return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
     def loss_grad(self, theta):
         self.n_evals += 1
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         results = self.threads.map(lambda part: part.loss_grad(theta), self.parts)
-        loss, grad = results[0]
-        for part_loss, part_grad in results[1:]:
+        loss = results[0][0]
+        for part_loss, _ in results[1:]:
             loss += part_loss
-            grad += part_grad
-        return loss, grad
+        grads = [g for _, g in results]
+
+        def add(where):                  # grads[0] += the others, in block order
+            for g in grads[1:]:
+                grads[0][where] += g[where]
+
+        self.threads.map(add, self._param_slices(len(theta)))
+        return loss, grads[0]
+
+    def l2(self, theta):
+        """Data term + Gaussian prior, scaled; the per-parameter work (adding the
+        blocks' gradients, the prior, the scaling) also split over the threads
+        (numpy releases the GIL on these slices), in a fixed slice order."""
+        if self.precision is not None:
+            return super().l2(theta)
+        self.n_evals += 1
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        results = self.threads.map(lambda part: part.loss_grad(theta), self.parts)
+        loss = results[0][0]
+        for part_loss, _ in results[1:]:
+            loss += part_loss
+        grads = [g for _, g in results]
+        inv_var, scale = self.inv_var, self.scale
+
+        def finish(where):
+            g = grads[0][where]
+            for other in grads[1:]:
+                g += other[where]
+            pen = inv_var[where] * theta[where]
+            quad = float(theta[where] @ pen)
+            g += pen
+            g /= scale
+            return quad
+
+        quads = self.threads.map(finish, self._param_slices(len(theta)))
+        penalty = 0.0
+        for quad in quads:
+            penalty += quad
+        return (loss + 0.5 * penalty) / scale, grads[0]
 
     @property
     def D(self):
