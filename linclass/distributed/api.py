@@ -84,7 +84,10 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
         (a bag partitioned like ``X`` for a bag ``X``)
     client : distributed.Client or None
         None: dask's default client if one exists, else dask's local scheduler
-        in this process (``dask.config.set(scheduler=...)``).  A closed client
+        in this process (``dask.config.set(scheduler=...)``).  Its default,
+        "threads", runs the partitions on ``num_workers`` threads (the kernels
+        release the GIL): multi-core CoCoA+ for LinearSVC on one machine, with
+        the same result as the synchronous scheduler for a fixed chunking and seed.  A closed client
         or a cluster lost during the fit raises :class:`DistributedError` and
         leaves the estimator unchanged.
     max_rounds, local_epochs, gap_tol : int, int, float

@@ -127,3 +127,22 @@ def test_sequence_tagger_n_jobs_is_deterministic():
     assert np.array_equal(two[0].emission_, two[1].emission_)
     assert np.array_equal(two[0].transitions_, two[1].transitions_)
     assert abs(two[0].score(X, Y) - single.score(X, Y)) < 0.03
+
+
+def test_cocoa_on_local_threads_equals_the_synchronous_run():
+    """Multi-core CoCoA+ on one machine: linclass.distributed.fit without a client runs
+    the partitions on dask's thread pool (the _cocoa kernel releases the GIL); for a
+    fixed chunking and seed the result is the synchronous one, bit for bit."""
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    import linclass.distributed as ld
+    from linclass.linear import LinearSVC
+    X, y = _sparse_problem(n=300, n_classes=3)
+    Xd = da.from_array(X, chunks=((150, 150), (X.shape[1],)), asarray=False)
+    fits = {}
+    for scheduler in ("synchronous", "threads"):
+        with dask.config.set(scheduler=scheduler, num_workers=2), warnings.catch_warnings():
+            warnings.simplefilter("ignore", linclass.ConvergenceWarning)
+            fits[scheduler] = ld.fit(LinearSVC(random_state=0), Xd, y, max_rounds=20)
+    assert np.array_equal(fits["threads"].coef_, fits["synchronous"].coef_)
+    assert np.array_equal(fits["threads"].intercept_, fits["synchronous"].intercept_)
