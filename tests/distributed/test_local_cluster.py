@@ -161,8 +161,10 @@ def test_maxent_on_two_worker_processes_reaches_the_in_memory_optimum(client):
     assert info["n_partitions"] == 3 and info["rounds"] >= 5
 
 
-def test_a_cluster_gone_mid_fit_is_a_clear_error_and_nothing_is_written(monkeypatch):
-    """The cluster is closed after two L-BFGS evaluations of a running fit."""
+@pytest.mark.parametrize("estimator", ["LogisticRegression", "MaxEnt"])
+def test_a_cluster_gone_mid_fit_is_a_clear_error_and_nothing_is_written(monkeypatch, estimator):
+    """The cluster is closed after two reductions of a running fit."""
+    from linclass.linear.maxent import MaxEnt
     from linclass.distributed.runner import Runner
     cluster = distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
                                        dashboard_address=":0", silence_logs=50,
@@ -180,12 +182,13 @@ def test_a_cluster_gone_mid_fit_is_a_clear_error_and_nothing_is_written(monkeypa
             return original(self, *args)
 
         monkeypatch.setattr(Runner, "map_reduce", closing)
-        model = LogisticRegression()
+        model = LogisticRegression() if estimator == "LogisticRegression" else MaxEnt()
         with pytest.raises(ld.DistributedError, match="cluster failed during the fit.*left "
                                                       "unchanged"):
             ld.fit(model, Xd, y, client=own)
         assert len(calls) == 3
         assert not hasattr(model, "coef_") and not hasattr(model, "classes_")
+        assert not hasattr(model, "vocabulary_")
     finally:
         own.close(timeout=30)
         cluster.close(timeout=30)
