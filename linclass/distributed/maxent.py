@@ -113,7 +113,6 @@ def _codes(y, classes):
 def _shard_vocabulary(shard, params, classes):
     """(kind, first partition of that kind, joint feature keys in order of first
     occurrence or None, input width or None, first partition with that width)."""
-    from ..linear.maxent import _featureset_ids, _label_key
     index = shard["index"]
     n = shard["X"].shape[0] if shard["array"] else len(shard["X"])
     if n == 0:
@@ -122,17 +121,10 @@ def _shard_vocabulary(shard, params, classes):
     kind = "matrix" if shard["array"] else model._input_kind(shard["X"])
     codes = _codes(shard["y"], classes)
     if kind == "featuresets":
-        n_classes = len(classes)
-        base_ids = {}
-        ids, _, example = _featureset_ids(shard["X"], base_ids, True)
-        pairs = ids * n_classes + codes.astype(np.int64)[example]
-        unique_pairs, first = np.unique(pairs, return_index=True)
-        unique_pairs = unique_pairs[np.argsort(first, kind="stable")]
-        base_keys = list(base_ids)
-        labels = [_label_key(c) for c in classes]
-        keys = [base_keys[p // n_classes] + (labels[p % n_classes],)
-                for p in unique_pairs.tolist()]
-        return kind, index, keys, None, None
+        # MaxEnt's own encoding on this partition: the (attribute, label) pairs seen
+        # with their gold label, in order of first occurrence
+        model._featureset_matrix(shard["X"], True, codes)
+        return kind, index, list(model.vocabulary_), None, None
     if kind == "function":
         model._function_matrix(shard["X"], fitting=True)
         return kind, index, list(model.vocabulary_), None, None
