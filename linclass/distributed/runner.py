@@ -69,8 +69,20 @@ def _blas_limit():
     return controller.limit(limits=1, user_api="blas")
 
 
+class _Opaque:
+    """A partition handle passed to a local-scheduler task as it is: dask traverses
+    lists and dicts given to ``delayed`` calls (every featureset of a MaxEnt shard,
+    at every round); it leaves other objects alone."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def _on_worker(function, *args):
     """Run one task body on a worker with BLAS limited to one thread."""
+    args = [a.value if isinstance(a, _Opaque) else a for a in args]
     with _blas_limit():
         return function(*args)
 
@@ -214,8 +226,8 @@ class Runner:
         with self._guard():
             if self.client is None:
                 delayed = self.dask.delayed
-                return self._local_compute([delayed(_on_worker, pure=False)(function, h, *args)
-                                            for h in handles])
+                return self._local_compute([delayed(_on_worker, pure=False)(
+                    function, _Opaque(h), *args) for h in handles])
             args = self._scatter(args)
             futures = [self.client.submit(_on_worker, function, h, *args, pure=False)
                        for h in handles]
