@@ -89,6 +89,20 @@ def test_pairs_bag_equals_two_bags_and_the_run_is_deterministic():
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(b.coef_, c.coef_)
 
 
+def test_featuresets_with_a_bag_of_sample_weights():
+    X, y = _featuresets(n=200, seed=8)
+    w = list(np.random.default_rng(8).uniform(0.2, 3.0, 200))
+    ref = MaxEnt(prior_variance=1.0).fit(X, y, sample_weight=w)
+    sizes = (70, 0, 130)
+    got = ld.fit(MaxEnt(prior_variance=1.0), _bags(X, sizes), _bags(y, sizes),
+                 sample_weight=_bags(w, sizes))
+    _close(got, ref)
+    np.testing.assert_allclose(got.coef_, ref.coef_, atol=1e-4)
+    with pytest.raises(ValueError, match="partition 2 has 130 inputs but 129 sample weights"):
+        ld.fit(MaxEnt(), _bags(X, sizes), _bags(y, sizes), sample_weight=_bags(w[:199],
+                                                                            (70, 0, 129)))
+
+
 def test_numeric_rows_in_a_dask_array_with_sample_weights():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(240, 6))
