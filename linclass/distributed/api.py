@@ -111,11 +111,12 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
     * logistic regression (L2, L1 or none; binary or multinomial; solver
       "lbfgs"): L-BFGS-B on the driver over loss and gradient sums of the
       partitions (Chu et al., 2007), the same optimum as ``fit``;
-    * MaxEnt (algorithm "lbfgs", without the correction feature; GIS/IIS are
-      refused): the feature vocabulary built over all partitions first (the
-      same ``vocabulary_`` as ``fit`` on the concatenation), then L-BFGS-B on the
+    * MaxEnt: the feature vocabulary built over all partitions first (the same
+      ``vocabulary_`` as ``fit`` on the concatenation), then L-BFGS-B on the
       driver over log-likelihood and model-expectation sums of the partitions
-      (see :mod:`linclass.distributed.maxent`), the same optimum as ``fit``;
+      (the same optimum as ``fit``), or GIS/IIS over exact reductions of the
+      expectation tables (the same iterations as ``fit``); see
+      :mod:`linclass.distributed.maxent`;
     * LinearSVC (hinge or squared hinge, binary or one-vs-rest): CoCoA+ (Ma et
       al., 2015) with dual coordinate descent on each partition, stopped by the
       duality gap;

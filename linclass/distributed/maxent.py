@@ -25,8 +25,15 @@ features).  Training runs in three phases:
    ``MaxEnt``'s own code (``MaxEnt._lbfgs``), so the optimum is the in-memory
    one up to the rounding of the partition sums.
 
-Only ``algorithm="lbfgs"`` without the correction feature is distributed:
-GIS/IIS are refused with a message naming the supported trainer.
+GIS and IIS (``algorithm="gis"/"iis"``) are distributed too, as exact
+reductions: the largest feature total (GIS's constant C, with ``fit``'s rule
+for the correction feature), the gold candidates' slack, and for IIS the set
+of distinct feature totals are reduced first; the correction feature is then
+appended on each partition, and each iteration reduces the partitions'
+log-likelihoods and expectation tables (``n_weights x n_totals`` doubles up
+per partition) and runs ``MaxEnt``'s own update (``MaxEnt._scaling_loop``) on
+the driver: the same iterations as in memory, equal up to the rounding of the
+sums.  The correction feature works with L-BFGS as well.
 
 Communication per evaluation: ``n_weights`` doubles down to each worker and
 ``n_weights + 1`` up from each partition (tree-combined).
@@ -35,6 +42,7 @@ Reference: Malouf, R. (2002). A comparison of algorithms for maximum entropy
 parameter estimation. CoNLL.  Chu et al. (2007), Map-Reduce for machine
 learning on multicore.
 """
+import operator
 import time
 from itertools import chain
 
@@ -188,17 +196,86 @@ _KERNEL_KEYS = ("data", "indices", "indptr", "n_samples", "n_classes", "n_featur
 
 
 def _shard_constants(problem, n_weights):
-    """(empirical expectation, weight sum, nnz, largest feature total) of a partition."""
+    """(empirical expectation, weight sum, nnz, largest feature total, smallest feature
+    value) of a partition."""
     from .._core import _maxent
     if problem["n_samples"] == 0:
-        return np.zeros(n_weights), 0.0, 0, -np.inf
+        return np.zeros(n_weights), 0.0, 0, -np.inf, np.inf
     empirical = _maxent.empirical_expectation(**{k: problem[k] for k in _KERNEL_KEYS})
-    return (empirical, float(problem["sample_weight"].sum()), problem["nnz"],
-            problem["max_total"])
+    nnz = problem["nnz"]
+    return (empirical, float(problem["sample_weight"].sum()), nnz, problem["max_total"],
+            float(problem["data"][:nnz].min()) if nnz else np.inf)
 
 
 def _add_constants(a, b):
-    return a[0] + b[0], a[1] + b[1], a[2] + b[2], max(a[3], b[3])
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], max(a[3], b[3]), min(a[4], b[4])
+
+
+def _matrix(problem):
+    import scipy.sparse as sp
+    nnz = problem["nnz"]
+    return sp.csr_matrix((problem["data"][:nnz], problem["indices"][:nnz], problem["indptr"]),
+                         shape=(problem["n_samples"] * problem["n_classes"],
+                                problem["n_features"]))
+
+
+def _shard_gold_slack(problem, C):
+    """sum_i w_i (C - total of the gold candidate's features) of a partition."""
+    if problem["n_samples"] == 0:
+        return 0.0
+    totals = np.asarray(_matrix(problem).sum(axis=1)).ravel()
+    gold = totals.reshape(problem["n_samples"], problem["n_classes"])[
+        np.arange(problem["n_samples"]), problem["y"]]
+    return float((C - gold) @ problem["sample_weight"])
+
+
+def _shard_add_correction(problem, C):
+    """The partition with the correction feature ``C - sum_j f_j`` as its last column
+    (zeros dropped), as ``MaxEnt.fit`` appends it."""
+    import scipy.sparse as sp
+    if problem["n_samples"] == 0:
+        return problem
+    F = _matrix(problem)
+    totals = np.asarray(F.sum(axis=1)).ravel()
+    F = sp.hstack([F, sp.csr_matrix((C - totals)[:, None])], format="csr")
+    F.eliminate_zeros()
+    F.sort_indices()
+    out = dict(problem, data=np.ascontiguousarray(F.data, np.float64),
+               indices=np.ascontiguousarray(F.indices, np.int32),
+               indptr=np.ascontiguousarray(F.indptr, np.int32),
+               n_features=problem["n_features"] + 1, nnz=F.nnz)
+    if F.nnz == 0:
+        out["data"], out["indices"] = np.zeros(1), np.zeros(1, np.int32)
+    return out
+
+
+def _shard_totals(problem):
+    """Distinct feature totals of a partition's candidates (IIS)."""
+    if problem["n_samples"] == 0:
+        return np.zeros(0)
+    return np.unique(np.asarray(_matrix(problem).sum(axis=1)).ravel())
+
+
+def _shard_nf_index(problem, nf_values):
+    """The partition with each candidate's index into the global ``nf_values`` (IIS)."""
+    if problem["n_samples"] == 0:
+        return problem
+    totals = np.asarray(_matrix(problem).sum(axis=1)).ravel()
+    return dict(problem, nf_index=np.searchsorted(nf_values, totals).astype(np.int32))
+
+
+def _shard_scaling_expectation(problem, lam, n_nf):
+    """(log-likelihood, expectation table (n_weights, n_nf)) of a partition: GIS
+    (n_nf = 0: one column) or IIS (by feature total)."""
+    from .._core import _maxent
+    if problem["n_samples"] == 0:
+        return 0.0, np.zeros((lam.shape[0], max(n_nf, 1)))
+    arguments = {k: problem[k] for k in _KERNEL_KEYS}
+    if n_nf == 0:
+        loglik, model = _maxent.model_expectation(weights=lam, **arguments)
+        return loglik, model[:, None]
+    return _maxent.model_expectation(weights=lam, nf_index=problem["nf_index"], n_nf=n_nf,
+                                     **arguments)
 
 
 def _shard_expectation(problem, lam):
@@ -215,14 +292,6 @@ def _add_pair(a, b):
 # -- driver ----------------------------------------------------------------------------
 def _check_estimator(estimator):
     estimator._check_params()
-    if estimator.algorithm != "lbfgs":
-        raise ValueError("linclass.distributed fits MaxEnt with algorithm='lbfgs' only (got "
-                         "%r): GIS/IIS are not distributed; use MaxEnt(algorithm='lbfgs'), "
-                         "which reaches the same optimum" % (estimator.algorithm,))
-    if estimator.correction_feature:
-        raise ValueError("linclass.distributed fits MaxEnt without the correction feature "
-                         "(correction_feature=%r); use correction_feature=None or False"
-                         % (estimator.correction_feature,))
 
 
 def _global_classes(estimator, labels):
@@ -278,7 +347,7 @@ def _shards(X, y, sample_weight, runner):
 
 
 def fit_maxent(estimator, X, y, sample_weight, runner, info):
-    """Fit ``estimator`` (MaxEnt, algorithm lbfgs) on partitions; returns it fitted.
+    """Fit ``estimator`` (MaxEnt: L-BFGS, GIS or IIS) on partitions; returns it fitted.
 
     The work happens on a fresh copy: the estimator changes only once all went well."""
     _check_estimator(estimator)
@@ -303,27 +372,67 @@ def fit_maxent(estimator, X, y, sample_weight, runner, info):
         problems = runner.map_persist(_shard_problem, raw, params, classes, state)
         runner.release(raw)
         raw = []
-        empirical, weight_sum, nnz, max_total = runner.map_reduce(
+        empirical, weight_sum, nnz, max_total, min_value = runner.map_reduce(
             _shard_constants, problems, _add_constants, n_weights)
+        # MaxEnt.fit's checks and constants, from the reduced numbers
+        iterative_scaling = estimator.algorithm in ("gis", "iis")
+        if iterative_scaling and min_value < 0:
+            raise ValueError("GIS and IIS need non-negative feature values (found %g); use "
+                             "algorithm='lbfgs'" % min_value)
+        correction = (estimator.algorithm == "gis") if estimator.correction_feature is None \
+            else estimator.correction_feature
+        C = float(max_total) if nnz else 0.0
+        if correction and estimator.gis_constant is None:
+            if runner.map_reduce(_shard_gold_slack, problems, operator.add, C) <= 0:
+                C += 1.0        # as MaxEnt.fit: keep the correction feature attested
+        if estimator.gis_constant is not None:
+            if estimator.gis_constant < C:
+                raise ValueError("gis_constant=%g is below the largest feature total %g"
+                                 % (estimator.gis_constant, C))
+            C = float(estimator.gis_constant)
+        if correction:
+            if min_value < 0:
+                raise ValueError("the correction feature needs non-negative feature values")
+            corrected = runner.map_persist(_shard_add_correction, problems, C)
+            runner.release(problems)
+            problems = corrected
+            n_weights += 1
+            empirical, weight_sum, nnz, _, _ = runner.map_reduce(
+                _shard_constants, problems, _add_constants, n_weights)
         if nnz == 0:
             raise ValueError("no feature fires on any example: nothing to learn")
-        if estimator.gis_constant is not None and estimator.gis_constant < max_total:
-            raise ValueError("gis_constant=%g is below the largest feature total %g"
-                             % (estimator.gis_constant, max_total))
         inv_var = 0.0 if estimator.prior_variance is None else 1.0 / estimator.prior_variance
         seconds = []
-
-        def expectation(lam):
-            start = time.perf_counter()
-            result = runner.map_reduce(_shard_expectation, problems, _add_pair, lam)
-            seconds.append(time.perf_counter() - start)
-            return result
-
         work_state = {k: v for k, v in state.items() if k != "_n_weights"}
-        work = _model(params, classes, dict(work_state, correction_=None,
-                                            _gis_constant=float(max_total)))
-        lam, loglik, n_iter = work._lbfgs(expectation, empirical, inv_var, weight_sum,
-                                          n_weights)
+        work = _model(params, classes, dict(work_state, correction_=(C, 0.0) if correction
+                                            else None, _gis_constant=C))
+        if iterative_scaling:
+            if estimator.algorithm == "gis":
+                nf_values, n_nf = np.array([C]), 0
+            else:
+                nf_values = runner.map_reduce(_shard_totals, problems, np.union1d)
+                indexed = runner.map_persist(_shard_nf_index, problems, nf_values)
+                runner.release(problems)
+                problems, n_nf = indexed, len(nf_values)
+
+            def table(lam):
+                start = time.perf_counter()
+                result = runner.map_reduce(_shard_scaling_expectation, problems, _add_pair,
+                                           lam, n_nf)
+                seconds.append(time.perf_counter() - start)
+                return result
+
+            lam, loglik, n_iter = work._scaling_loop(table, nf_values, empirical, inv_var,
+                                                     n_weights)
+        else:
+            def expectation(lam):
+                start = time.perf_counter()
+                result = runner.map_reduce(_shard_expectation, problems, _add_pair, lam)
+                seconds.append(time.perf_counter() - start)
+                return result
+
+            lam, loglik, n_iter = work._lbfgs(expectation, empirical, inv_var, weight_sum,
+                                              n_weights)
         work._set_weights(lam, loglik, n_iter, inv_var)
     finally:
         runner.release(raw)

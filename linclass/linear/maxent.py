@@ -634,11 +634,23 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         totals = np.asarray(F.sum(axis=1)).ravel()
         if self.algorithm == "gis":
             nf_values = np.array([self._gis_constant])
-            nf_index = None
+
+            def expectation(lam):
+                loglik, model = _maxent.model_expectation(weights=lam, **problem)
+                return loglik, model[:, None]
         else:
             nf_values, nf_index = np.unique(totals, return_inverse=True)
             nf_index = nf_index.astype(np.int32).ravel()
-        n_weights = problem["n_features"]
+
+            def expectation(lam):
+                return _maxent.model_expectation(weights=lam, nf_index=nf_index,
+                                                 n_nf=len(nf_values), **problem)
+        return self._scaling_loop(expectation, nf_values, empirical, inv_var,
+                                  problem["n_features"])
+
+    def _scaling_loop(self, expectation, nf_values, empirical, inv_var, n_weights):
+        """The GIS/IIS iterations over ``expectation(lam) -> (loglik, table)`` (in
+        memory, or summed over partitions by :mod:`linclass.distributed.maxent`)."""
         lam = np.zeros(n_weights)
         unattested = (empirical <= 0) if inv_var == 0 else np.zeros(n_weights, dtype=bool)
         lam[unattested] = -np.inf
@@ -648,12 +660,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         loglik = previous_loglik = -np.inf
         last_lam = lam.copy()
         while True:
-            if nf_index is None:
-                loglik, model = _maxent.model_expectation(weights=lam, **problem)
-                table = model[:, None]
-            else:
-                loglik, table = _maxent.model_expectation(weights=lam, nf_index=nf_index,
-                                                          n_nf=len(nf_values), **problem)
+            loglik, table = expectation(lam)
             finite = np.isfinite(lam)
             objective = -loglik + 0.5 * inv_var * float(lam[finite] @ lam[finite])
             if self.verbose:

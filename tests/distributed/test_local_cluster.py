@@ -159,6 +159,12 @@ def test_maxent_on_two_worker_processes_reaches_the_in_memory_optimum(client):
     assert got.vocabulary_ == ref.vocabulary_
     assert abs(got.objective_ - ref.objective_) <= 1e-6 * ref.objective_
     assert info["n_partitions"] == 3 and info["rounds"] >= 5
+    # IIS by exact reductions of the expectation tables on the workers
+    ref = MaxEnt(algorithm="iis", prior_variance=1.0, max_iter=15).fit(X, y)
+    got = ld.fit(MaxEnt(algorithm="iis", prior_variance=1.0, max_iter=15),
+                 db.from_sequence(list(zip(X, y)), npartitions=3), None, client=client)
+    assert got.n_iter_ == ref.n_iter_
+    np.testing.assert_allclose(got.coef_, ref.coef_, atol=1e-10)
 
 
 @pytest.mark.parametrize("estimator", ["LogisticRegression", "MaxEnt"])

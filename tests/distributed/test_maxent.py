@@ -80,6 +80,38 @@ def test_default_parameters_one_class_partitions_and_classes_in_one_partition_on
     assert np.mean(got.predict(X) == ref.predict(X)) >= 0.99
 
 
+@pytest.mark.filterwarnings("ignore::linclass.ConvergenceWarning")
+@pytest.mark.parametrize("params", [
+    {"algorithm": "gis"}, {"algorithm": "gis", "prior_variance": 1.0, "max_iter": 40},
+    {"algorithm": "iis", "max_iter": 30}, {"algorithm": "iis", "prior_variance": 1.0,
+                                           "max_iter": 30},
+    {"algorithm": "gis", "correction_feature": False, "max_iter": 20},
+    {"algorithm": "gis", "gis_constant": 9.0, "max_iter": 20},
+    {"correction_feature": True, "prior_variance": 1.0}])
+def test_iterative_scaling_and_the_correction_feature_are_the_in_memory_fit(params):
+    """GIS/IIS by exact reductions of the expectation tables: the same iterations as
+    in memory, the same weights up to the rounding of the partition sums (the
+    unattested features at -inf alike)."""
+    X, y = _featuresets(n=200)
+    sizes = (60, 0, 140)
+    ref = MaxEnt(**params).fit(X, y)
+    got = ld.fit(MaxEnt(**params), _bags(X, sizes), _bags(y, sizes))
+    assert got.n_iter_ == ref.n_iter_ and got.vocabulary_ == ref.vocabulary_
+    finite = np.isfinite(ref.coef_)
+    assert np.array_equal(np.isfinite(got.coef_), finite)
+    if params.get("algorithm", "lbfgs") == "lbfgs":
+        _close(got, ref)
+        np.testing.assert_allclose(got.coef_, ref.coef_, atol=1e-6)
+    else:
+        _close(got, ref, rel=1e-12)
+        np.testing.assert_allclose(got.coef_[finite], ref.coef_[finite], atol=1e-10)
+    assert (got.correction_ is None) == (ref.correction_ is None)
+    if ref.correction_ is not None:
+        assert got.correction_[0] == ref.correction_[0]
+        assert abs(got.correction_[1] - ref.correction_[1]) <= 1e-6
+    assert np.array_equal(got.predict(X), ref.predict(X))
+
+
 def test_pairs_bag_equals_two_bags_and_the_run_is_deterministic():
     X, y = _featuresets(n=200, seed=5)
     sizes = (50, 70, 80)
@@ -156,12 +188,15 @@ def test_candidate_matrices():
 def test_bad_input_is_refused_and_nothing_is_half_written():
     X, y = _featuresets(n=60)
     Xb, yb = _bags(X, (30, 30)), _bags(y, (30, 30))
+    rng = np.random.default_rng(0)
+    negative = [rng.normal(size=(3, 4)) for _ in range(60)]
     for algorithm in ("gis", "iis"):
-        with pytest.raises(ValueError, match="algorithm='lbfgs' only.*GIS/IIS are not "
-                                             "distributed"):
-            ld.fit(MaxEnt(algorithm=algorithm), Xb, yb)
-    with pytest.raises(ValueError, match="correction feature"):
-        ld.fit(MaxEnt(correction_feature=True), Xb, yb)
+        with pytest.raises(ValueError, match="GIS and IIS need non-negative feature values"):
+            ld.fit(MaxEnt(algorithm=algorithm), _bags(negative, (30, 30)), yb)
+    with pytest.raises(ValueError, match="correction feature needs non-negative"):
+        ld.fit(MaxEnt(correction_feature=True), _bags(negative, (30, 30)), yb)
+    with pytest.raises(ValueError, match="gis_constant=2 is below the largest feature total"):
+        ld.fit(MaxEnt(algorithm="gis", gis_constant=2.0), Xb, yb)
     with pytest.raises(ValueError, match="X has 2 partitions but y has 3"):
         ld.fit(MaxEnt(), Xb, _bags(y, (20, 20, 20)))
     with pytest.raises(ValueError, match="partition 1 has 30 inputs in X but 29 labels"):
