@@ -40,7 +40,10 @@ The same model covers the other learners, with their own P and C:
   It adds a one-off vocabulary round before training: every partition sends
   its feature keys, merged by the same pairwise tree (``b`` per level, with
   the key lists instead of ``8 P`` bytes), and a one-off empirical-expectation
-  round (one ``8 P``-byte reduction).
+  round (one ``8 P``-byte reduction).  GIS/IIS rounds move the expectation
+  table instead of the gradient: ``8 P T`` bytes up per partition, ``T`` = 1
+  for GIS and the number of distinct feature totals for IIS, and need more
+  rounds than L-BFGS (one per iteration, no line search).
 * svmlight shards (``svmlight_shards``): one extra one-off pass (the scan of
   row counts and index ranges, a few bytes per file back) plus the parse of
   each file on its worker, ``C_parse / K``.
