@@ -9,7 +9,10 @@ and gradient sums from the workers for logistic regression (``logistic``),
 CoCoA+ with a local dual coordinate descent (``_core._cocoa``) for LinearSVC
 (``svm``), iterative parameter mixing for the (averaged) Perceptron
 (``perceptron``) and for the sequence tagger on dask bags of sentences
-(``sequence``, with :func:`conll_bags` reading sharded CoNLL files).
+(``sequence``, with :func:`conll_bags` reading sharded CoNLL files), and
+MaxEnt with class-specific features by L-BFGS over partition sums
+(``maxent``).  :func:`svmlight_shards` reads svmlight/libsvm files, one
+partition per file, into the dask arrays ``fit`` takes (``svmlight``).
 ``partitions`` turns dask collections into validated shards and runs tasks
 on a ``distributed.Client`` or on dask's local scheduler (``runner``).
 
@@ -21,5 +24,6 @@ Dask itself is imported lazily inside functions: ``import linclass`` and
 """
 from .api import DistributedError, fit
 from .sequence import conll_bags
+from .svmlight import svmlight_shards
 
-__all__ = ["DistributedError", "conll_bags", "fit"]
+__all__ = ["DistributedError", "conll_bags", "fit", "svmlight_shards"]

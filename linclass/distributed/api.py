@@ -42,9 +42,12 @@ def _resolve_client(client):
 
 def _algorithm(estimator):
     from ..linear import BernoulliNB, LinearSVC, LogisticRegression, MultinomialNB, Perceptron
+    from ..linear.maxent import MaxEnt
     from ..sequence import SequenceTagger
     if isinstance(estimator, SequenceTagger):
         return "tagger"
+    if isinstance(estimator, MaxEnt):
+        return "maxent"
     if isinstance(estimator, (MultinomialNB, BernoulliNB)):
         return "naive_bayes"
     if isinstance(estimator, LogisticRegression):
@@ -54,8 +57,8 @@ def _algorithm(estimator):
     if isinstance(estimator, Perceptron):
         return "perceptron"
     raise TypeError("linclass.distributed.fit has no distributed algorithm for %s; supported: "
-                    "MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC, Perceptron, "
-                    "SequenceTagger"
+                    "MultinomialNB, BernoulliNB, LogisticRegression, MaxEnt, LinearSVC, "
+                    "Perceptron, SequenceTagger"
                     % type(estimator).__name__)
 
 
@@ -65,18 +68,26 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
 
     Parameters
     ----------
-    estimator : MultinomialNB, BernoulliNB, LogisticRegression, LinearSVC, Perceptron
-        or SequenceTagger
+    estimator : MultinomialNB, BernoulliNB, LogisticRegression, MaxEnt, LinearSVC,
+        Perceptron or SequenceTagger
         Its parameters are used as they are; it is fitted in place and returned.
-    X : dask.array.Array, shape (n_samples, n_features), or dask.bag.Bag of sentences
+    X : dask.array.Array, shape (n_samples, n_features), or dask.bag.Bag
         Dense (numpy) or scipy-sparse chunks, one column chunk (rows whole).
-        Each row chunk is a partition; empty partitions are allowed.
-    y : dask array or array-like, shape (n_samples,)
-        Labels; the classes are the labels of all partitions together.
+        Each row chunk is a partition; empty partitions are allowed.  A bag of
+        sentences for SequenceTagger; for MaxEnt a bag of its in-memory inputs
+        (featuresets, ``feature_function`` inputs or candidate matrices), or of
+        ``(input, label)`` pairs with ``y=None``.
+    y : dask array, array-like or dask.bag.Bag, shape (n_samples,), or None
+        Labels; the classes are the labels of all partitions together.  A bag
+        partitioned like a bag ``X``; None when ``X`` holds (input, label) pairs.
     sample_weight : dask array or array-like, shape (n_samples,), optional
+        (a bag partitioned like ``X`` for a bag ``X``)
     client : distributed.Client or None
         None: dask's default client if one exists, else dask's local scheduler
-        in this process (``dask.config.set(scheduler=...)``).  A closed client
+        in this process (``dask.config.set(scheduler=...)``).  Its default,
+        "threads", runs the partitions on ``num_workers`` threads (the kernels
+        release the GIL): multi-core CoCoA+ for LinearSVC on one machine, with
+        the same result as the synchronous scheduler for a fixed chunking and seed.  A closed client
         or a cluster lost during the fit raises :class:`DistributedError` and
         leaves the estimator unchanged.
     max_rounds, local_epochs, gap_tol : int, int, float
@@ -100,6 +111,12 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
     * logistic regression (L2, L1 or none; binary or multinomial; solver
       "lbfgs"): L-BFGS-B on the driver over loss and gradient sums of the
       partitions (Chu et al., 2007), the same optimum as ``fit``;
+    * MaxEnt: the feature vocabulary built over all partitions first (the same
+      ``vocabulary_`` as ``fit`` on the concatenation), then L-BFGS-B on the
+      driver over log-likelihood and model-expectation sums of the partitions
+      (the same optimum as ``fit``), or GIS/IIS over exact reductions of the
+      expectation tables (the same iterations as ``fit``); see
+      :mod:`linclass.distributed.maxent`;
     * LinearSVC (hinge or squared hinge, binary or one-vs-rest): CoCoA+ (Ma et
       al., 2015) with dual coordinate descent on each partition, stopped by the
       duality gap;
@@ -127,6 +144,12 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
             fit_tagger(estimator, X, y, runner, info, max_rounds=max_rounds)
         info["seconds"] = time.perf_counter() - start
         info["n_partitions"] = X.npartitions
+        return estimator
+    if algorithm == "maxent":
+        from .maxent import fit_maxent
+        with runner.driver_context():
+            fit_maxent(estimator, X, y, sample_weight, runner, info)
+        info["seconds"] = time.perf_counter() - start
         return estimator
     partitions = row_partitions(X, y, sample_weight)
     delayed = runner.dask.delayed

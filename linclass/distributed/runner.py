@@ -69,8 +69,20 @@ def _blas_limit():
     return controller.limit(limits=1, user_api="blas")
 
 
+class _Opaque:
+    """A partition handle passed to a local-scheduler task as it is: dask traverses
+    lists and dicts given to ``delayed`` calls (every featureset of a MaxEnt shard,
+    at every round); it leaves other objects alone."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def _on_worker(function, *args):
     """Run one task body on a worker with BLAS limited to one thread."""
+    args = [a.value if isinstance(a, _Opaque) else a for a in args]
     with _blas_limit():
         return function(*args)
 
@@ -82,9 +94,12 @@ def _worker_version():
     return version.__version__, linclass.__file__
 
 
-def _wait(futures):
+def _wait(client, futures):
+    """Wait for the futures of ``client`` (``distributed.wait`` asks for the default
+    client: the client given to ``fit`` need not be the default one)."""
     from distributed import wait
-    wait(futures)
+    with client.as_current():
+        wait(futures)
 
 
 def _tree(items, combine):
@@ -200,7 +215,7 @@ class Runner:
             if self.client is None:
                 return self._local_compute(delayed_values)
             futures = self.client.compute(delayed_values)
-            _wait(futures)
+            _wait(self.client, futures)
             for f in futures:
                 if f.status == "error":
                     f.result()          # raises the task's own exception
@@ -211,8 +226,8 @@ class Runner:
         with self._guard():
             if self.client is None:
                 delayed = self.dask.delayed
-                return self._local_compute([delayed(_on_worker, pure=False)(function, h, *args)
-                                            for h in handles])
+                return self._local_compute([delayed(_on_worker, pure=False)(
+                    function, _Opaque(h), *args) for h in handles])
             args = self._scatter(args)
             futures = [self.client.submit(_on_worker, function, h, *args, pure=False)
                        for h in handles]
@@ -237,7 +252,7 @@ class Runner:
             args = self._scatter(args)
             futures = [self.client.submit(_on_worker, function, h, *args, pure=False)
                        for h in handles]
-            _wait(futures)
+            _wait(self.client, futures)
             for f in futures:
                 if f.status == "error":
                     f.result()
@@ -256,7 +271,7 @@ class Runner:
             outputs = [submit(operator.getitem, p, 1, pure=False) for p in pairs]
             root = _tree(outputs, lambda a, b: submit(_on_worker, combine, a, b, pure=False))
             result = root.result()
-            _wait(states)
+            _wait(self.client, states)
             return states, result
 
     def fold(self, function, initial, handles, *args):

@@ -95,6 +95,34 @@ def test_classes_seen_in_one_partition_only_and_one_class_partitions():
     assert abs(lr.objective_ - ref_lr.objective_) <= 1e-6 * ref_lr.objective_
 
 
+def test_svm_and_perceptron_with_one_class_and_empty_partitions():
+    """Sorted labels: partitions of one class each, a class only the last one has,
+    and an empty partition; CoCoA still reaches the in-memory objective."""
+    X, y = _text_like(n=240, n_classes=3)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    y[y == 2] = 7
+    chunks = (80, 0, 80, 80)
+    ref = LinearSVC(tol=1e-6, max_iter=5000, random_state=0).fit(X, y)
+    info = {}
+    got = ld.fit(LinearSVC(random_state=0), _dask(X, chunks), y, info=info, max_rounds=500,
+                 local_epochs=2, gap_tol=1e-3)
+    assert list(got.classes_) == [0, 1, 7] and info["duality_gap"] <= 1e-3
+    codes = np.searchsorted(ref.classes_, y)
+    for p in range(3):
+        ysign = np.where(codes == p, 1.0, -1.0)
+        objective = [svm_primal_objective(X, ysign, np.append(m.coef_[p], m.intercept_[p]),
+                                          1.0, np.ones(X.shape[0]), "squared_hinge")
+                     for m in (ref, got)]
+        assert objective[0] * (1 - 1e-6) <= objective[1] <= objective[0] * (1 + 1e-3)
+    # parameter mixing over one-class partitions needs more rounds than over mixed
+    # ones, but separates these separable rows as the in-memory perceptron does
+    perceptron = ld.fit(Perceptron(random_state=0, max_iter=100), _dask(X, chunks), y)
+    assert list(perceptron.classes_) == [0, 1, 7] and np.all(np.isfinite(perceptron.coef_))
+    assert np.mean(Perceptron(random_state=0, max_iter=100).fit(X, y).predict(X) == y) == 1.0
+    assert np.mean(perceptron.predict(X) == y) == 1.0
+
+
 @pytest.mark.parametrize("n_classes, sparse, params", [
     (2, True, dict(C=0.3)), (4, True, dict(C=0.3)), (4, False, dict(C=10.0, class_weight="balanced")),
     (2, False, dict(C=10.0, class_weight={0: 2.0})), (2, True, dict(C=1.0, penalty="l1", tol=1e-7)),
@@ -209,7 +237,7 @@ def test_bad_input_is_refused_with_a_clear_error():
         da.from_delayed(dask.delayed(X[:120]), shape=(120, 40), dtype=float, meta=X[:0]),
         da.from_delayed(dask.delayed(X[120:, :39]), shape=(120, 40), dtype=float,
                         meta=X[:0])])
-    for model in (MultinomialNB(), LogisticRegression()):
+    for model in (MultinomialNB(), LogisticRegression(), LinearSVC(), Perceptron()):
         with pytest.raises(ValueError, match="partition 1 of X has 39 columns"):
             ld.fit(model, lying, y)
     # nothing was half-written by the failed fits

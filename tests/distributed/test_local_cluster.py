@@ -142,3 +142,76 @@ def test_sequence_tagger_on_two_worker_processes_equals_the_in_process_run(clien
     local = linclass.load(tmp_path / "local.npz")
     assert np.array_equal(remote.emission_, local.emission_)
     assert np.array_equal(remote.transitions_, local.transitions_)
+
+
+def test_maxent_on_two_worker_processes_reaches_the_in_memory_optimum(client):
+    from linclass.linear.maxent import MaxEnt
+    import dask.bag as db
+    rng = np.random.default_rng(7)
+    X = [{"w": "v%d" % rng.integers(6), "s": "x%d" % rng.integers(3),
+          "n": float(rng.integers(1, 4))} for _ in range(300)]
+    y = ["a" if fs["w"] in ("v0", "v1") or rng.random() < 0.2 else
+         ("b" if fs["s"] == "x0" else "c") for fs in X]
+    ref = MaxEnt(prior_variance=1.0).fit(X, y)
+    info = {}
+    got = ld.fit(MaxEnt(prior_variance=1.0), db.from_sequence(list(zip(X, y)), npartitions=3),
+                 None, client=client, info=info)
+    assert got.vocabulary_ == ref.vocabulary_
+    assert abs(got.objective_ - ref.objective_) <= 1e-6 * ref.objective_
+    assert info["n_partitions"] == 3 and info["rounds"] >= 5
+    # IIS by exact reductions of the expectation tables on the workers
+    ref = MaxEnt(algorithm="iis", prior_variance=1.0, max_iter=15).fit(X, y)
+    got = ld.fit(MaxEnt(algorithm="iis", prior_variance=1.0, max_iter=15),
+                 db.from_sequence(list(zip(X, y)), npartitions=3), None, client=client)
+    assert got.n_iter_ == ref.n_iter_
+    np.testing.assert_allclose(got.coef_, ref.coef_, atol=1e-10)
+
+
+@pytest.mark.parametrize("estimator", ["LogisticRegression", "MaxEnt"])
+def test_a_cluster_gone_mid_fit_is_a_clear_error_and_nothing_is_written(monkeypatch, estimator):
+    """The cluster is closed after two reductions of a running fit."""
+    from linclass.linear.maxent import MaxEnt
+    from linclass.distributed.runner import Runner
+    cluster = distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                                       dashboard_address=":0", silence_logs=50,
+                                       death_timeout=60)
+    own = distributed.Client(cluster, timeout=60, set_as_default=False)
+    try:
+        X, y = _data(n=200)
+        Xd = da.from_array(X, chunks=((100, 100), (X.shape[1],)), asarray=False)
+        original, calls = Runner.map_reduce, []
+
+        def closing(self, *args):
+            calls.append(1)
+            if len(calls) == 3:
+                cluster.close(timeout=30)
+            return original(self, *args)
+
+        monkeypatch.setattr(Runner, "map_reduce", closing)
+        model = LogisticRegression() if estimator == "LogisticRegression" else MaxEnt()
+        with pytest.raises(ld.DistributedError, match="cluster failed during the fit.*left "
+                                                      "unchanged"):
+            ld.fit(model, Xd, y, client=own)
+        assert len(calls) == 3
+        assert not hasattr(model, "coef_") and not hasattr(model, "classes_")
+        assert not hasattr(model, "vocabulary_")
+    finally:
+        own.close(timeout=30)
+        cluster.close(timeout=30)
+
+
+def test_svmlight_shards_read_on_the_workers(client, tmp_path):
+    from linclass.datasets import dump_svmlight_file, load_svmlight_file
+    X, y = _data(n=300)
+    paths = []
+    for k in range(3):
+        path = tmp_path / ("s%d.svm" % k)
+        dump_svmlight_file(X[k * 100:(k + 1) * 100], y[k * 100:(k + 1) * 100], path)
+        paths.append(path)
+    Xd, yd = ld.svmlight_shards(paths, client=client)
+    assert Xd.chunks[0] == (100, 100, 100)
+    Xm, ym = load_svmlight_file(paths[0])
+    nb = ld.fit(MultinomialNB(), Xd, yd, client=client)
+    ref = MultinomialNB().fit(sp.vstack([load_svmlight_file(p, n_features=Xd.shape[1])[0]
+                                         for p in paths]), y.astype(float))
+    assert np.array_equal(nb.feature_log_prob_, ref.feature_log_prob_)
