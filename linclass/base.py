@@ -301,6 +301,11 @@ class BaseEstimator:
         for k, v in state.items():
             setattr(self, k, v)
 
+    def _min_features_in(self):
+        """Smallest valid ``n_features_in_`` of a fitted model (checked at load):
+        1, except for models whose input has no fixed width (0 there)."""
+        return 1
+
     def _check_state(self):
         """Check that the fitted attributes agree with each other.
 
@@ -314,9 +319,12 @@ class BaseEstimator:
         """
         state = vars(self)
         n_features = state.get("n_features_in_")
+        lowest = self._min_features_in()
         if "n_features_in_" in state and (isinstance(n_features, bool) or not isinstance(
-                n_features, (int, np.integer)) or not 0 < n_features <= np.iinfo(np.int32).max):
-            raise ValueError("n_features_in_ must be a positive integer, got %r" % (n_features,))
+                n_features, (int, np.integer))
+                or not lowest <= n_features <= np.iinfo(np.int32).max):
+            raise ValueError("n_features_in_ must be an integer >= %d, got %r"
+                             % (lowest, n_features))
         classes = state.get("classes_")
         if isinstance(classes, list):           # sklearn-crfsuite style (CRF, HMM)
             classes = np.asarray(classes) if classes else None

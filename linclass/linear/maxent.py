@@ -723,6 +723,10 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         delta[active] = d
         return delta
 
+    def _min_features_in(self):
+        # featuresets and feature functions have no input width: fit stores 0
+        return 1 if getattr(self, "input_kind_", None) == "matrix" else 0
+
     def _check_state(self):
         """coef_ is 1-D with one weight per joint feature (``n_features_in_ *
         n_classes`` for matrix input); called by :func:`linclass.load`."""

@@ -233,3 +233,21 @@ def test_save_and_load(tmp_path):
     model.save(tmp_path / "me.npz")
     np.testing.assert_allclose(linclass.load(tmp_path / "me.npz").predict_proba(X),
                                model.predict_proba(X))
+
+
+@pytest.mark.parametrize("algorithm", ["lbfgs", "gis", "iis"])
+def test_featureset_model_saves_and_loads(tmp_path, algorithm):
+    # featureset input has no fixed width (n_features_in_ = 0): load must accept it
+    import linclass
+    rng = np.random.default_rng(7)
+    X = [{"w=" + str(rng.integers(0, 6)): 1, "s=" + str(rng.integers(0, 3)): 1}
+         for _ in range(80)]
+    y = [("a" if "w=1" in x or "s=2" in x else "b") for x in X]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = MaxEnt(algorithm, max_iter=50).fit(X, y)
+    model.save(tmp_path / "me.npz")
+    loaded = linclass.load(tmp_path / "me.npz")
+    assert loaded.n_features_in_ == 0 and loaded.input_kind_ == "featuresets"
+    np.testing.assert_allclose(loaded.predict_proba(X), model.predict_proba(X))
+    assert list(loaded.predict(X)) == list(model.predict(X))
