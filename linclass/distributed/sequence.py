@@ -180,8 +180,7 @@ def fit_tagger(estimator, X, y, runner, info, *, max_rounds=200):
         raise ValueError("linclass.distributed fits SequenceTagger(trainer='perceptron') by "
                          "iterative parameter mixing; trainer=%r is not distributed"
                          % (estimator.trainer,))
-    dask = runner.dask
-    import dask.bag  # noqa: F401
+    import dask.bag
     if not isinstance(X, dask.bag.Bag) or not isinstance(y, dask.bag.Bag):
         raise TypeError("SequenceTagger needs X and y as dask bags of sentences and of label "
                         "sequences (e.g. from linclass.distributed.conll_bags), got %s and %s"

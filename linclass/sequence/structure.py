@@ -187,7 +187,7 @@ class SequenceStructure(Structure):
 
     # -- protocol --------------------------------------------------------
     def joint_feature(self, x, y):
-        F, K = self.n_token_features, self.n_labels
+        K = self.n_labels
         y = np.asarray(y, dtype=np.int64)
         n = len(y)
         if n == 0:

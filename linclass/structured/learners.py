@@ -776,7 +776,7 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         qp_converged = True
 
         def flatten():
-            sizes = np.array([len(l) for l in ls], dtype=np.int64)
+            sizes = np.array([len(losses) for losses in ls], dtype=np.int64)
             block_starts = np.concatenate([[0], np.cumsum(sizes)])
             rows_idx = [v for per in d_idx for v in per]
             rows_val = [v for per in d_val for v in per]
@@ -784,7 +784,7 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
             indices = np.concatenate(rows_idx)
             data = np.concatenate(rows_val)
             return (data, indices, indptr.astype(np.int64), block_starts,
-                    np.concatenate([np.asarray(l, dtype=np.float64) for l in ls]),
+                    np.concatenate([np.asarray(losses, dtype=np.float64) for losses in ls]),
                     np.concatenate([np.asarray(a, dtype=np.float64) for a in alphas]))
 
         for it in range(1, self.max_iter + 2):

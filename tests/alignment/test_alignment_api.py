@@ -29,7 +29,6 @@ def test_align_textbook_and_rows_round_trip():
 
 
 def test_rows_from_partners_inverts_partners_from_rows():
-    rng = np.random.default_rng(0)
     pairs, refs = make_alignment_pairs(20, length=15, alphabet="ACGT", random_state=1)
     for (a, b), y in zip(pairs, refs):
         rows = rows_from_partners(a, b, y)

@@ -157,7 +157,7 @@ def test_cnf_details():
     assert cnf.label == "ROOT"
     labels = {n.label for n in cnf.subtrees()}
     assert "@NP~JJ" in labels and "@S~VP" in labels
-    assert not any("-" in l for l in labels if l not in ("-NONE-",))
+    assert not any("-" in lab for lab in labels if lab not in ("-NONE-",))
     # unary chain (FRAG (NP (NN Hello))): FRAG+NP over the preterminal
     cnf = treebank_to_cnf(parse_tree(PTB_LIKE[2]))
     assert str(cnf) == "(ROOT (FRAG+NP (NN Hello)))"

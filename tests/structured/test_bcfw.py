@@ -248,7 +248,8 @@ def test_bcfw_detects_wrong_decoder_and_nonfinite_features():
         def decode(self, w, x):
             return 0
 
-        loss_augmented_decode = lambda self, w, x, y: 0
+        def loss_augmented_decode(self, w, x, y):
+            return 0
 
         def loss(self, y, y_hat):
             return 0.0

@@ -74,9 +74,9 @@ class TinyMultiLabel(Structure):
 
     def joint_feature(self, x, y):
         x = np.asarray(x, dtype=float)
-        idx = np.concatenate([np.arange(self.d) + l * self.d for l in range(2) if y[l]]
+        idx = np.concatenate([np.arange(self.d) + j * self.d for j in range(2) if y[j]]
                              + [np.array([2 * self.d + 2 * y[0] + y[1]])])
-        val = np.concatenate([x for l in range(2) if y[l]] + [np.ones(1)])
+        val = np.concatenate([x for j in range(2) if y[j]] + [np.ones(1)])
         return idx.astype(np.int64), val
 
     outputs = [(a, b) for a in (0, 1) for b in (0, 1)]
