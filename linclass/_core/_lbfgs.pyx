@@ -121,3 +121,109 @@ def lbfgs_direction(const double[::1] g, const float[:, ::1] S, const float[:, :
         two_loop(&g[0], &S[0, 0], &Y[0, 0], &rho[0], &slots[0] if k else NULL, k, n, gamma,
                  &out[0], &alpha_view[0])
     return out
+
+
+# -- compact representation (Byrd, Nocedal & Schnabel 1994) ---------------------------
+# The direction -H g needs only the 2k inner products S^T g, Y^T g (one pass over the
+# history) and one combination pass d = -gamma g - S a - Y b; the small k x k algebra
+# runs in Python (linclass.linear._lbfgs._CompactHistory).  Both passes work on a column range [lo, hi), so threads can share
+# them without synchronisation (their partial products are added in block order).
+
+cdef Py_ssize_t _TILE = 4096     # columns per tile: the tile of g / d stays in cache
+
+
+cdef inline void _dot2(const float* s, const float* y, const double* g, Py_ssize_t n,
+                       double* out_s, double* out_y) noexcept nogil:
+    """out_s += s.g, out_y += y.g with four independent sums each (a single
+    running sum is bound by the latency of the addition, not by memory)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef double y0 = 0.0, y1 = 0.0, y2 = 0.0, y3 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= n:
+        s0 += s[j] * g[j]
+        s1 += s[j + 1] * g[j + 1]
+        s2 += s[j + 2] * g[j + 2]
+        s3 += s[j + 3] * g[j + 3]
+        y0 += y[j] * g[j]
+        y1 += y[j + 1] * g[j + 1]
+        y2 += y[j + 2] * g[j + 2]
+        y3 += y[j + 3] * g[j + 3]
+        j += 4
+    while j < n:
+        s0 += s[j] * g[j]
+        y0 += y[j] * g[j]
+        j += 1
+    out_s[0] += (s0 + s1) + (s2 + s3)
+    out_y[0] += (y0 + y1) + (y2 + y3)
+
+
+def lbfgs_project(const double[::1] g, const float[:, ::1] S, const float[:, ::1] Y,
+                  const int[::1] slots, Py_ssize_t lo, Py_ssize_t hi):
+    """Partial (S^T g, Y^T g) over columns [lo, hi) for the rows ``slots``."""
+    cdef Py_ssize_t n = g.shape[0], k = slots.shape[0], i, j, t0, t1
+    if S.shape[1] != n or Y.shape[1] != n or S.shape[0] != Y.shape[0] \
+            or not 0 <= lo <= hi <= n:
+        raise ValueError("lbfgs_project: inconsistent shapes")
+    for i in range(k):
+        if not 0 <= slots[i] < S.shape[0]:
+            raise ValueError("lbfgs_project: slot out of range")
+    ps = np.zeros(k)
+    py = np.zeros(k)
+    cdef double[::1] ps_v = ps, py_v = py
+    with nogil:
+        t0 = lo
+        while t0 < hi:
+            t1 = min(t0 + _TILE, hi)
+            for i in range(k):
+                _dot2(&S[slots[i], t0], &Y[slots[i], t0], &g[t0], t1 - t0,
+                      &ps_v[i], &py_v[i])
+            t0 = t1
+    return ps, py
+
+
+def lbfgs_combine(const double[::1] g, const float[:, ::1] S, const float[:, ::1] Y,
+                  const int[::1] slots, const double[::1] a, const double[::1] b,
+                  double gamma, double[::1] out, Py_ssize_t lo, Py_ssize_t hi):
+    """out[lo:hi] = -gamma g - sum_i a_i S[slots[i]] - sum_i b_i Y[slots[i]]."""
+    cdef Py_ssize_t n = g.shape[0], k = slots.shape[0], i, j, t0, t1
+    if S.shape[1] != n or Y.shape[1] != n or S.shape[0] != Y.shape[0] or out.shape[0] != n \
+            or a.shape[0] != k or b.shape[0] != k or not 0 <= lo <= hi <= n:
+        raise ValueError("lbfgs_combine: inconsistent shapes")
+    for i in range(k):
+        if not 0 <= slots[i] < S.shape[0]:
+            raise ValueError("lbfgs_combine: slot out of range")
+    cdef const float* sv
+    cdef const float* yv
+    cdef double ai, bi
+    with nogil:
+        t0 = lo
+        while t0 < hi:
+            t1 = min(t0 + _TILE, hi)
+            for j in range(t0, t1):
+                out[j] = -gamma * g[j]
+            for i in range(k):
+                sv = &S[slots[i], 0]
+                yv = &Y[slots[i], 0]
+                ai = a[i]
+                bi = b[i]
+                for j in range(t0, t1):
+                    out[j] -= ai * sv[j] + bi * yv[j]
+            t0 = t1
+    return out
+
+
+def lbfgs_store_range(const double[::1] x_new, const double[::1] x, const double[::1] g_new,
+                      const double[::1] g, float[:, ::1] S, float[:, ::1] Y, Py_ssize_t slot,
+                      Py_ssize_t lo, Py_ssize_t hi):
+    """Columns [lo, hi) of row ``slot`` of S and Y := float32(x_new - x), float32(g_new - g)."""
+    cdef Py_ssize_t n = x.shape[0]
+    if x_new.shape[0] != n or g.shape[0] != n or g_new.shape[0] != n or S.shape[1] != n \
+            or Y.shape[1] != n or S.shape[0] != Y.shape[0] or not 0 <= slot < S.shape[0] \
+            or not 0 <= lo <= hi <= n:
+        raise ValueError("lbfgs_store_range: inconsistent shapes")
+    cdef double sy = 0.0, yy = 0.0
+    if hi > lo:
+        with nogil:
+            store_pair(&x_new[lo], &x[lo], &g_new[lo], &g[lo], &S[slot, lo], &Y[slot, lo],
+                       hi - lo, &sy, &yy)
+    return sy, yy

@@ -5,8 +5,11 @@ method (Byrd, Lu, Nocedal & Zhu 1995): with a million parameters (a softmax
 model over a text vocabulary) its per-iteration driver costs as much as a pass
 over the data.  Smooth unpenalised or L2-penalised objectives have no bounds,
 so the classic two-loop recursion (Nocedal 1980; Nocedal & Wright 2006,
-Algorithm 7.4) suffices; :mod:`linclass._core._lbfgs` runs it in 2k + 1 fused
-passes over float32 curvature pairs (k of them stored).
+Algorithm 7.4) suffices.  The driver keeps the pairs in the compact
+representation (:class:`_CompactHistory`): two passes over the float32 history
+per iteration instead of the two-loop recursion's 2k + 1, in column blocks that
+the threads of an ``n_jobs > 1`` fit share; :mod:`linclass._core._lbfgs` holds
+both kernels.
 
 Line search: the unit step (after the first iteration, where the step is
 scaled to unit length), Armijo's sufficient decrease (c1 = 1e-4), otherwise
@@ -29,15 +32,117 @@ Nocedal, J. & Wright, S. J. (2006). Numerical Optimization, 2nd ed., Springer,
 sections 3.5 and 7.2.
 """
 import numpy as np
-from scipy.linalg import blas
+from scipy.linalg import blas, solve_triangular
 
 from .._core import _lbfgs as _lbfgs_core
 
 __all__ = ["lbfgs_minimize"]
 
 
+class _CompactHistory:
+    """The curvature pairs of L-BFGS in the compact representation (Byrd, Nocedal
+    & Schnabel 1994, Theorem 2.3):
+
+        H = gamma I + [S  gamma Y] M [S^T ; gamma Y^T],
+        M = [[R^-T (D + gamma Y^T Y) R^-1, -R^-T], [-R^-1, 0]],
+
+    R the upper triangle of S^T Y (pairs oldest first), D its diagonal.  The
+    direction -H g costs one pass over the history for S^T g and Y^T g, k x k
+    algebra, and one combination pass: two passes instead of the two-loop
+    recursion's 2k + 1, each a column-block loop that threads share without
+    synchronisation (``threads.map``; partial products are added in block order,
+    so the result is fixed for a fixed number of blocks).
+
+    The products of the older pairs with a new y = g_new - g come for free, as in
+    vector-free L-BFGS (Chen, Wang, Zhou & Gao 2014): S^T y = S^T g_new - S^T g,
+    the first term from the next direction's pass, the second kept from this one
+    (double-precision sums; the difference loses ~log10(|g| / |y|) of 16 digits, and
+    it is the product with the unrounded y, not its float32 copy: the direction
+    differs from the two-loop recursion on the stored pairs at the 1e-7 level).
+    """
+
+    def __init__(self, n, memory, threads=None, n_blocks=1):
+        self.S = np.zeros((memory, n), dtype=np.float32)      # ring buffer of pairs
+        self.Y = np.zeros((memory, n), dtype=np.float32)
+        self.SY = np.zeros((memory, memory))       # SY[i, j] = s_i.y_j, i stored first
+        self.YY = np.zeros((memory, memory))
+        self.Sg = np.zeros(memory)                 # s_i.g, y_i.g of the last direction
+        self.Yg = np.zeros(memory)
+        self.memory = memory
+        self.newest_first = []
+        self.pending = None                        # slot whose products await g_new
+        self.gamma = 1.0
+        self.threads = threads
+        cuts = np.linspace(0, n, max(1, int(n_blocks)) + 1).astype(np.int64)
+        self.blocks = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a] \
+            or [(0, n)]
+
+    def _map(self, function):
+        if self.threads is None or len(self.blocks) == 1:
+            return [function(block) for block in self.blocks]
+        return self.threads.map(function, self.blocks)
+
+    def clear(self):
+        self.newest_first = []
+        self.pending = None
+
+    def direction(self, g, out):
+        """``out = -H g``."""
+        order = np.array(self.newest_first[::-1], dtype=np.int32)    # oldest first
+        gamma = self.gamma
+        if order.shape[0] == 0:
+            np.multiply(g, -gamma, out=out)
+            return out
+        S, Y = self.S, self.Y
+        parts = self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, b[0], b[1]))
+        Sg = np.sum([p[0] for p in parts], axis=0)
+        Yg = np.sum([p[1] for p in parts], axis=0)
+        new = self.pending
+        if new is not None:                     # products of the older pairs with y_new
+            for i, j in enumerate(order.tolist()):
+                if j != new:
+                    self.SY[j, new] = Sg[i] - self.Sg[j]
+                    self.YY[j, new] = self.YY[new, j] = Yg[i] - self.Yg[j]
+            self.pending = None
+        self.Sg[order] = Sg
+        self.Yg[order] = Yg
+        SY = self.SY[np.ix_(order, order)]
+        R = np.triu(SY)
+        r_inv_u = solve_triangular(R, Sg, lower=False)
+        middle = (np.diag(np.diag(SY)) + gamma * self.YY[np.ix_(order, order)]) @ r_inv_u
+        top = solve_triangular(R, middle - gamma * Yg, trans="T", lower=False)
+        # -H g = -gamma g - S top + gamma Y R^-1 S^T g
+        a = np.ascontiguousarray(top)
+        b = np.ascontiguousarray(-gamma * r_inv_u)
+        self._map(lambda blk: _lbfgs_core.lbfgs_combine(g, S, Y, order, a, b, gamma, out,
+                                                        blk[0], blk[1]))
+        return out
+
+    def store(self, x_new, x, g_new, g):
+        """Store the pair (x_new - x, g_new - g), g the gradient of the last
+        :meth:`direction`, unless its curvature s.y is too small."""
+        newest = self.newest_first
+        slot = (newest[0] + 1) % self.memory if newest else 0
+        if len(newest) == self.memory:
+            newest.pop()                      # the oldest pair's slot is reused
+        S, Y = self.S, self.Y
+        parts = self._map(lambda b: _lbfgs_core.lbfgs_store_range(x_new, x, g_new, g, S, Y,
+                                                                  slot, b[0], b[1]))
+        sy = float(np.sum([p[0] for p in parts]))
+        yy = float(np.sum([p[1] for p in parts]))
+        self.pending = None
+        if not (sy > 1e-10 * yy and yy > 0.0):
+            return False
+        self.SY[slot, slot] = sy
+        self.YY[slot, slot] = yy
+        self.gamma = sy / yy
+        newest.insert(0, slot)
+        self.pending = slot
+        return True
+
+
 def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, memory=10,
-                   callback=None):
+                   callback=None, threads=None, n_blocks=None):
     """Minimise a smooth function without constraints.
 
     Parameters
@@ -55,6 +160,11 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         Number of curvature pairs kept.
     callback : callable or None
         Called as ``callback(x, f, g)`` after each iteration.
+    threads : object with ``map(function, blocks)`` or None
+        Runs the history passes over column blocks on threads (e.g. the
+        ``ThreadedSum`` of a fit with ``n_jobs > 1``); None: one block, this thread.
+    n_blocks : int or None
+        Column blocks of the history passes (default: 1 without ``threads``, 2 with).
 
     Returns
     -------
@@ -67,11 +177,9 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     f, g = fun(x)
     g = np.array(g, dtype=np.float64, copy=True)
     memory = max(1, int(memory))
-    S = np.zeros((memory, n), dtype=np.float32)      # pairs in a ring buffer
-    Y = np.zeros((memory, n), dtype=np.float32)
-    rho = np.zeros(memory)
-    newest_first = []                               # slots, newest first
-    gamma = 1.0
+    if n_blocks is None:
+        n_blocks = 1 if threads is None else 2
+    history = _CompactHistory(n, memory, threads, n_blocks if n >= 8192 else 1)
     d = np.empty(n)
     n_iter = 0
     flat_steps = 0
@@ -80,14 +188,13 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     if np.max(np.abs(g)) <= gtol:
         return x, f, 0, True
     while n_iter < max_iter:
-        _lbfgs_core.lbfgs_direction(g, S, Y, rho, np.array(newest_first, dtype=np.int32),
-                                    gamma, d)
+        history.direction(g, d)
         gd = dot(g, d)
         if not gd < 0.0:                      # not a descent direction: restart
-            newest_first = []
+            history.clear()
             np.negative(g, out=d)
             gd = -dot(g, g)
-        step = 1.0 if newest_first else min(1.0, 1.0 / np.sqrt(-gd))
+        step = 1.0 if history.newest_first else min(1.0, 1.0 / np.sqrt(-gd))
         # backtracking line search (Armijo)
         accepted = False
         for _ in range(40):
@@ -106,14 +213,7 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         if not accepted:                      # f cannot decrease along d: flat to rounding
             return x, f, n_iter, True
         g_new = np.ascontiguousarray(g_new, dtype=np.float64)
-        slot = (newest_first[0] + 1) % memory if newest_first else 0
-        if len(newest_first) == memory:
-            newest_first.pop()                # the oldest pair's slot is reused
-        sy, yy = _lbfgs_core.lbfgs_store_pair(x_new, x, g_new, g, S, Y, slot)
-        if sy > 1e-10 * yy and yy > 0.0:
-            rho[slot] = 1.0 / sy
-            gamma = sy / yy
-            newest_first.insert(0, slot)
+        history.store(x_new, x, g_new, g)
         f_old = f
         x, f, g = x_new, f_new, g_new
         if callback is not None:

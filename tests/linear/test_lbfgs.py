@@ -89,3 +89,52 @@ def test_rosenbrock_like_scipy_and_max_iter_reported():
     np.testing.assert_allclose(x, np.ones(4), atol=1e-6)
     x, f, n_iter, converged = lbfgs_minimize(fun, x0, gtol=1e-9, max_iter=3)
     assert n_iter == 3 and not converged
+
+
+class _SequentialThreads:
+    """``threads.map`` as the driver calls it, run in order on this thread."""
+
+    def map(self, function, blocks):
+        return [function(b) for b in blocks]
+
+
+@pytest.mark.parametrize("n_blocks", [1, 3])
+def test_compact_history_equals_the_textbook_recursion(n_blocks):
+    # the driver's compact representation over a run of iterations: ring buffer
+    # wrap-around, a rejected pair (s.y <= 0), products of older pairs with each new y
+    # taken from the next direction's pass; against the float64 two-loop recursion
+    # on the float32-rounded pairs (the products of older pairs with a new y use the
+    # unrounded g_new - g, a difference at the float32 rounding level)
+    from linclass.linear._lbfgs import _CompactHistory
+    rng = np.random.default_rng(n_blocks)
+    n, memory = 40, 4
+    A = rng.normal(size=(n, n))
+    H = A @ A.T + n * np.eye(n)
+    history = _CompactHistory(n, memory, _SequentialThreads() if n_blocks > 1 else None,
+                              n_blocks)
+    assert len(history.blocks) == n_blocks
+    pairs = []
+    x = rng.normal(size=n)
+    g = H @ x
+    out = np.empty(n)
+    for it in range(9):
+        history.direction(g, out)
+        if pairs:
+            # products with the unrounded y = g_new - g, pairs in float32: ~1e-7
+            np.testing.assert_allclose(out, _two_loop_reference(g, pairs[-memory:]),
+                                       rtol=2e-6, atol=1e-8)
+        else:
+            np.testing.assert_allclose(out, -g)
+        x_new = x + 0.3 * rng.normal(size=n)
+        g_new = H @ x_new
+        if it == 5:                      # negative curvature: refused, history unchanged
+            g_new = g - (H @ (x_new - x))
+            assert not history.store(x_new, x, g_new, g)
+            if len(pairs) >= memory:
+                pairs = pairs[-(memory - 1):]   # the oldest pair's slot was given up
+        else:
+            assert history.store(x_new, x, g_new, g)
+            slot = history.newest_first[0]
+            pairs.append((history.S[slot].astype(np.float64),
+                          history.Y[slot].astype(np.float64)))
+        x, g = x_new, g_new
