@@ -29,15 +29,13 @@ linear models via coordinate descent", J. Stat. Softw. 33 (path, warm starts,
 ``alpha_max``).
 """
 import numbers
-import warnings
 
 import numpy as np
 
 from .._validation import check_X, check_predict_X
 from .._validation import check_positive, check_sample_weight
-from .._validation import check_finite_fit, check_no_overflow
+from .._validation import check_finite_fit
 from ..base import BaseEstimator, RegressorMixin
-from ..exceptions import ConvergenceWarning
 from .least_squares import (_CenteredOperator, check_lasso_params, check_ridge_params,
                             fit_lasso, lasso_design, solve_lasso, solve_least_squares,
                             solve_ridge)
