@@ -62,6 +62,7 @@ entropy taggers. EACL.
 import gc
 import numbers
 import warnings
+from collections import defaultdict
 from collections.abc import Mapping
 from itertools import chain, repeat
 
@@ -168,12 +169,19 @@ def _featureset_ids(X, base_ids, fitting):
         else:
             lookup = base_ids
         if fitting:
-            for key in dict.fromkeys(keys):
-                if key not in lookup:
-                    lookup[key] = len(base_ids)
-                    if bare_names:
-                        base_ids[(key,)] = lookup[key]
-            ids = np.fromiter(map(lookup.__getitem__, keys), dtype=np.int64, count=len(keys))
+            # one C-level pass: a missing key gets the number of keys seen so far
+            # (a defaultdict whose factory is its own length), i.e. ids in order
+            # of first occurrence
+            numbering = defaultdict(None, lookup)
+            numbering.default_factory = numbering.__len__
+            ids = np.fromiter(map(numbering.__getitem__, keys), dtype=np.int64,
+                              count=len(keys))
+            for key, j in numbering.items():
+                if bare_names:
+                    base_ids.setdefault((key,), j)
+                else:
+                    base_ids.setdefault(key, j)
+            lookup = numbering
         else:
             ids = np.fromiter(map(lookup.get, keys, repeat(-1)), dtype=np.int64,
                               count=len(keys))
