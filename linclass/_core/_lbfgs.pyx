@@ -157,28 +157,63 @@ cdef inline void _dot2(const float* s, const float* y, const double* g, Py_ssize
     out_y[0] += (y0 + y1) + (y2 + y3)
 
 
+cdef inline void _dot4(const float* s, const float* y, const double* g, const float* z,
+                       Py_ssize_t n, double* out) noexcept nogil:
+    """out[0..3] += s.g, y.g, s.z, y.z, two independent sums each."""
+    cdef double a0 = 0.0, a1 = 0.0, b0 = 0.0, b1 = 0.0
+    cdef double c0 = 0.0, c1 = 0.0, d0 = 0.0, d1 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 2 <= n:
+        a0 += s[j] * g[j]
+        a1 += s[j + 1] * g[j + 1]
+        b0 += y[j] * g[j]
+        b1 += y[j + 1] * g[j + 1]
+        c0 += <double>s[j] * z[j]
+        c1 += <double>s[j + 1] * z[j + 1]
+        d0 += <double>y[j] * z[j]
+        d1 += <double>y[j + 1] * z[j + 1]
+        j += 2
+    if j < n:
+        a0 += s[j] * g[j]
+        b0 += y[j] * g[j]
+        c0 += <double>s[j] * z[j]
+        d0 += <double>y[j] * z[j]
+    out[0] += a0 + a1
+    out[1] += b0 + b1
+    out[2] += c0 + c1
+    out[3] += d0 + d1
+
+
 def lbfgs_project(const double[::1] g, const float[:, ::1] S, const float[:, ::1] Y,
-                  const int[::1] slots, Py_ssize_t lo, Py_ssize_t hi):
-    """Partial (S^T g, Y^T g) over columns [lo, hi) for the rows ``slots``."""
-    cdef Py_ssize_t n = g.shape[0], k = slots.shape[0], i, j, t0, t1
+                  const int[::1] slots, Py_ssize_t new_slot, Py_ssize_t lo, Py_ssize_t hi):
+    """Partial products over columns [lo, hi) for the rows ``slots``: (S^T g, Y^T g)
+    and, when ``new_slot >= 0``, also (S^T y_new, Y^T y_new) with y_new the row
+    ``new_slot`` of Y (in the same pass; empty arrays otherwise)."""
+    cdef Py_ssize_t n = g.shape[0], k = slots.shape[0], i, t0, t1
     if S.shape[1] != n or Y.shape[1] != n or S.shape[0] != Y.shape[0] \
-            or not 0 <= lo <= hi <= n:
+            or not 0 <= lo <= hi <= n or new_slot >= S.shape[0]:
         raise ValueError("lbfgs_project: inconsistent shapes")
     for i in range(k):
         if not 0 <= slots[i] < S.shape[0]:
             raise ValueError("lbfgs_project: slot out of range")
-    ps = np.zeros(k)
-    py = np.zeros(k)
-    cdef double[::1] ps_v = ps, py_v = py
+    sums = np.zeros((k, 4))
+    cdef double[:, ::1] acc = sums
+    cdef const float* z = &Y[new_slot, 0] if new_slot >= 0 else NULL
     with nogil:
         t0 = lo
         while t0 < hi:
             t1 = min(t0 + _TILE, hi)
             for i in range(k):
-                _dot2(&S[slots[i], t0], &Y[slots[i], t0], &g[t0], t1 - t0,
-                      &ps_v[i], &py_v[i])
+                if z != NULL:
+                    _dot4(&S[slots[i], t0], &Y[slots[i], t0], &g[t0], z + t0, t1 - t0,
+                          &acc[i, 0])
+                else:
+                    _dot2(&S[slots[i], t0], &Y[slots[i], t0], &g[t0], t1 - t0,
+                          &acc[i, 0], &acc[i, 1])
             t0 = t1
-    return ps, py
+    if new_slot >= 0:
+        return sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3]
+    return sums[:, 0], sums[:, 1], np.zeros(0), np.zeros(0)
 
 
 def lbfgs_combine(const double[::1] g, const float[:, ::1] S, const float[:, ::1] Y,

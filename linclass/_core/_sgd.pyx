@@ -43,7 +43,7 @@ import numpy as np
 from linclass._core._rows cimport Rows, rows_get, row_dot
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
-from linclass._core._random cimport Rng, rng_seed, rng_next
+from linclass._core._random cimport Rng, rng_seed, rng_next, rng_shuffle32
 
 cdef extern from *:
     """
@@ -163,35 +163,6 @@ def optimal_t0(int loss, double alpha):
         d = MAX_DLOSS
     cdef double eta0 = typw / (d if d > 1.0 else 1.0)
     return 1.0 / (eta0 * alpha)
-
-
-cdef inline uint32_t below_lemire(Rng* r, uint32_t n) noexcept nogil:
-    """Uniform integer in [0, n), n >= 1, by Lemire's multiply-shift with
-    rejection (ACM TOMACS 2019, "Fast random integer generation in an
-    interval"): exact like `rng_below` but with a division only in the rare
-    rejection branch (the shuffle is a visible share of an SGD epoch)."""
-    cdef uint32_t x = <uint32_t>(rng_next(r) >> 32)
-    cdef uint64_t m = <uint64_t>x * <uint64_t>n
-    cdef uint32_t low = <uint32_t>m, threshold
-    if low < n:
-        threshold = (<uint32_t>(0 - n)) % n
-        while low < threshold:
-            x = <uint32_t>(rng_next(r) >> 32)
-            m = <uint64_t>x * <uint64_t>n
-            low = <uint32_t>m
-    return <uint32_t>(m >> 32)
-
-
-cdef inline void shuffle_rows(Rng* r, int* a, Py_ssize_t n) noexcept nogil:
-    """Fisher-Yates shuffle of a[0:n] (n < 2^31) with `below_lemire`."""
-    cdef Py_ssize_t i = n - 1, j
-    cdef int tmp
-    while i > 0:
-        j = below_lemire(r, <uint32_t>(i + 1))
-        tmp = a[i]
-        a[i] = a[j]
-        a[j] = tmp
-        i -= 1
 
 
 cdef struct Params:
@@ -376,7 +347,7 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:
-            shuffle_rows(&rng, &order[0], n_samples)
+            rng_shuffle32(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss)
     return status, sum_loss

@@ -53,12 +53,9 @@ class _CompactHistory:
     synchronisation (``threads.map``; partial products are added in block order,
     so the result is fixed for a fixed number of blocks).
 
-    The products of the older pairs with a new y = g_new - g come for free, as in
-    vector-free L-BFGS (Chen, Wang, Zhou & Gao 2014): S^T y = S^T g_new - S^T g,
-    the first term from the next direction's pass, the second kept from this one
-    (double-precision sums; the difference loses ~log10(|g| / |y|) of 16 digits, and
-    it is the product with the unrounded y, not its float32 copy: the direction
-    differs from the two-loop recursion on the stored pairs at the 1e-7 level).
+    The products of the older pairs with a new y (s_i.y_new, y_i.y_new, on the
+    stored float32 values) are added to the next direction's pass, which reads
+    every pair anyway: one more row per tile, no extra pass over the history.
     """
 
     def __init__(self, n, memory, threads=None, n_blocks=1):
@@ -66,8 +63,6 @@ class _CompactHistory:
         self.Y = np.zeros((memory, n), dtype=np.float32)
         self.SY = np.zeros((memory, memory))       # SY[i, j] = s_i.y_j, i stored first
         self.YY = np.zeros((memory, memory))
-        self.Sg = np.zeros(memory)                 # s_i.g, y_i.g of the last direction
-        self.Yg = np.zeros(memory)
         self.memory = memory
         self.newest_first = []
         self.pending = None                        # slot whose products await g_new
@@ -94,18 +89,18 @@ class _CompactHistory:
             np.multiply(g, -gamma, out=out)
             return out
         S, Y = self.S, self.Y
-        parts = self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, b[0], b[1]))
+        new = -1 if self.pending is None else self.pending
+        parts = self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, new, b[0], b[1]))
         Sg = np.sum([p[0] for p in parts], axis=0)
         Yg = np.sum([p[1] for p in parts], axis=0)
-        new = self.pending
-        if new is not None:                     # products of the older pairs with y_new
+        if new >= 0:                            # products of the older pairs with y_new
+            Sy = np.sum([p[2] for p in parts], axis=0)
+            Yy = np.sum([p[3] for p in parts], axis=0)
             for i, j in enumerate(order.tolist()):
                 if j != new:
-                    self.SY[j, new] = Sg[i] - self.Sg[j]
-                    self.YY[j, new] = self.YY[new, j] = Yg[i] - self.Yg[j]
+                    self.SY[j, new] = Sy[i]
+                    self.YY[j, new] = self.YY[new, j] = Yy[i]
             self.pending = None
-        self.Sg[order] = Sg
-        self.Yg[order] = Yg
         SY = self.SY[np.ix_(order, order)]
         R = np.triu(SY)
         r_inv_u = solve_triangular(R, Sg, lower=False)

@@ -255,6 +255,57 @@ def _conjugate_gradient(op, Yt, alpha, tol, max_iter, dual=False):
     return W, it, not np.any(active)
 
 
+#: ``precompute="auto"`` uses covariance updates on dense ``X`` when
+#: ``n_features <= min(LASSO_GRAM_LIMIT, LASSO_GRAM_PER_TARGET * n_targets)`` (and
+#: ``n_samples >= n_features``).  Cost model: the Gram matrix is one BLAS ``syrk``,
+#: ``n_samples * n_features^2 / 2`` multiply-adds at BLAS-3 speed (about 5x the
+#: rate of a memory-bound column sweep), shared by every target column; naive
+#: updates cost two sweeps of ``n_samples`` per coordinate and pass, for each
+#: target, plus one transposed copy of ``X``.  With the ~10 passes a lasso
+#: typically needs, the Gram matrix pays off below about 100 features per target
+#: column.  Measured (loaded) on dense Gaussian 10000 x 500, one target, 9 passes:
+#: naive 0.14 s, covariance 0.22 s, scikit-learn 0.17 s.
+LASSO_GRAM_PER_TARGET = 100
+LASSO_GRAM_LIMIT = 2000
+
+
+def check_lasso_params(est):
+    """The parameters every lasso estimator shares (alpha, tol, max_iter, precompute)."""
+    check_positive(est.alpha, "alpha")
+    check_positive(est.tol, "tol")
+    check_positive(est.max_iter, "max_iter", integer=True)
+    if not (isinstance(est.precompute, (bool, np.bool_)) or
+            (isinstance(est.precompute, str) and est.precompute == "auto")):
+        raise ValueError("precompute must be 'auto', True or False, got %r"
+                         % (est.precompute,))
+
+
+def lasso_updates(X, precompute="auto", n_targets=1):
+    """The coordinate-descent updates a lasso on ``X`` uses: ``"covariance"`` or ``"naive"``.
+
+    ``"covariance"`` (glmnet's covariance updates, ``precompute=True``): the
+    centred Gram matrix ``Xt^T Xt`` is formed once (BLAS ``syrk`` for dense
+    ``X``, one sparse product for sparse ``X``) and coordinate descent keeps
+    the gradient ``Xt^T r``: an update costs O(n_features), independent of
+    ``n_samples``, and all target columns share the matrix.  ``"naive"``
+    (``precompute=False``): the residual is kept and an update costs one sweep
+    of the feature's column (O(nnz) for sparse ``X``).
+
+    ``"auto"``: covariance for dense ``X`` with ``n_samples >= n_features`` and
+    ``n_features <= min(LASSO_GRAM_LIMIT, LASSO_GRAM_PER_TARGET * n_targets)``
+    (``n_targets``: the target columns sharing the matrix, one per class for
+    :class:`LassoClassifier` with more than two classes); naive otherwise
+    (sparse ``X``, where the Gram matrix would be dense, and wide dense ``X``).
+    """
+    if isinstance(precompute, str):
+        n_samples, n_features = X.shape
+        gram = (not sp.issparse(X) and n_samples >= n_features
+                and n_features <= min(LASSO_GRAM_LIMIT, LASSO_GRAM_PER_TARGET * n_targets))
+    else:
+        gram = bool(precompute)
+    return "covariance" if gram else "naive"
+
+
 def lasso_columns(op):
     """The columns of ``D X`` as the rows a ``lasso_cd`` kernel reads (CSR of
     ``(D X)^T`` or the dense transpose), as :func:`kernel_rows` arrays."""
@@ -270,32 +321,87 @@ def lasso_columns(op):
     return kernel_rows(XT)
 
 
-def solve_lasso(op, Yt, alpha, tol, max_iter, W0=None, n_jobs=None, rows=None):
+def lasso_design(op, precompute="auto", n_targets=1):
+    """What :func:`solve_lasso` reads of ``X``, prepared once (and reused along a
+    path): ``("covariance", G)`` with ``G`` the full symmetric centred Gram
+    matrix, ``("dense", (XT, sq))`` (naive updates on dense ``X``: the columns of
+    ``D X`` as rows and their squared norms) or ``("naive", rows)`` with ``rows``
+    the arrays of :func:`lasso_columns` (sparse ``X``)."""
+    if lasso_updates(op.X, precompute, n_targets) == "covariance":
+        G = _centred_gram(op, "primal", densify=False)
+        lower = np.tril_indices(G.shape[0], -1)
+        G[lower] = G.T[lower]                               # syrk filled the upper half
+        return "covariance", np.ascontiguousarray(G)
+    if not sp.issparse(op.X):
+        sq = np.empty(op.X.shape[1])
+        XT = _coordinate_descent.scaled_transpose(
+            np.ascontiguousarray(op.X, dtype=np.float64), op.v, sq)
+        return "dense", (XT, sq)
+    return "naive", lasso_columns(op)
+
+
+def solve_lasso(op, Yt, alpha, tol, max_iter, W0=None, n_jobs=None, design=None,
+                precompute="auto"):
     """Lasso by coordinate descent for each column of ``Yt``.
 
     Minimises ``1 / (2 n) ||yt - Xt w||^2 + alpha ||w||_1`` (``n`` the sum of
     the sample weights) per column, from ``W0`` (rows: columns of ``Yt``) or
-    zeros, the columns on ``n_jobs`` threads.  ``rows``: the arrays of
-    :func:`lasso_columns` when the caller reuses them (a regularisation path).
+    zeros, the columns on ``n_jobs`` threads, with the updates
+    :func:`lasso_updates` chooses.  ``design``: the result of
+    :func:`lasso_design` when the caller reuses it (a regularisation path).
     Returns ``(W, results)`` with ``W`` of shape (n_features, n_targets) and
     ``results`` a list of ``(w, n_iter, gap, gap_tol)``.  Shared by
-    :class:`LassoClassifier` and :class:`linclass.linear.regression.Lasso`.
+    :class:`LassoClassifier`, :class:`linclass.linear.regression.Lasso` and
+    :func:`linclass.linear.regression.lasso_path`.
     """
     n_samples, n_features = op.X.shape
-    if rows is None:
-        rows = lasso_columns(op)
+    if design is None:
+        design = lasso_design(op, precompute, Yt.shape[1])
+    kind, prepared = design
     lam = float(alpha) * float(np.sum(op.v ** 2))
+    if kind == "covariance":
+        C = np.ascontiguousarray(op.rmatmat(Yt).T)           # (n_targets, n_features)
+        yy = np.einsum("ij,ij->j", Yt, Yt)
 
     def solve(k):
         w = np.array(W0[k], dtype=np.float64) if W0 is not None else np.zeros(n_features)
-        n_iter, gap, gap_tol = _coordinate_descent.lasso_cd(
-            **rows, n_features=n_features, n_samples=n_samples, mu=op.mu, v=op.v,
-            yt=np.ascontiguousarray(Yt[:, k]), w=w, lam=lam, tol=float(tol),
-            max_iter=int(max_iter))
+        if kind == "covariance":
+            n_iter, gap, gap_tol = _coordinate_descent.lasso_cd_gram(
+                prepared, C[k], float(yy[k]), w, lam, float(tol), int(max_iter))
+        elif kind == "dense":
+            n_iter, gap, gap_tol = _coordinate_descent.lasso_cd_dense(
+                prepared[0], prepared[1], op.mu, op.v, np.ascontiguousarray(Yt[:, k]), w,
+                lam, float(tol), int(max_iter))
+        else:
+            n_iter, gap, gap_tol = _coordinate_descent.lasso_cd(
+                **prepared, n_features=n_features, n_samples=n_samples, mu=op.mu, v=op.v,
+                yt=np.ascontiguousarray(Yt[:, k]), w=w, lam=lam, tol=float(tol),
+                max_iter=int(max_iter))
         return w, n_iter, gap, gap_tol
 
     results = map_threads(solve, range(Yt.shape[1]), n_jobs)
     return np.column_stack([r[0] for r in results]), results
+
+
+def fit_lasso(est, X, op, Yt, owner):
+    """The fit both lasso estimators share: validate the parameters, warm-start
+    from ``est.coef_`` when asked and its shape fits, solve, set ``n_iter_`` and
+    warn when a column did not converge.  Returns ``(coef, gaps)`` with ``coef``
+    of shape (n_features, n_targets)."""
+    check_no_overflow(X, est)
+    W0 = None
+    prev = getattr(est, "coef_", None)
+    if est.warm_start and prev is not None:
+        prev = np.atleast_2d(prev)
+        if prev.shape == (Yt.shape[1], X.shape[1]):
+            W0 = prev
+    coef, results = solve_lasso(op, Yt, float(est.alpha), float(est.tol), int(est.max_iter),
+                                W0, est.n_jobs, precompute=est.precompute)
+    est.n_iter_ = int(max(r[1] for r in results))
+    if any(r[2] > r[3] for r in results):
+        warnings.warn("%s: coordinate descent reached max_iter=%d with duality gap above "
+                      "tol" % (owner, est.max_iter), ConvergenceWarning)
+    return coef, np.array([r[2] for r in results])
 
 
 class LeastSquaresClassifier(_LeastSquaresBase):
@@ -422,6 +528,10 @@ class LassoClassifier(_LeastSquaresBase):
         Start from the previous ``coef_``.
     n_jobs : None or int
         Threads for the per-class problems.
+    precompute : "auto", True or False, default="auto"
+        Covariance updates on the centred Gram matrix (True, shared by all
+        classes) or naive updates on the residual (False); "auto" chooses by
+        shape and sparsity, see :func:`lasso_updates`.  Same solution either way.
 
     Attributes
     ----------
@@ -432,8 +542,9 @@ class LassoClassifier(_LeastSquaresBase):
     """
 
     def __init__(self, alpha=0.01, tol=1e-4, max_iter=1000, fit_intercept=True,
-                 class_weight=None, warm_start=False, n_jobs=None):
+                 class_weight=None, warm_start=False, n_jobs=None, precompute="auto"):
         self.alpha = alpha
+        self.precompute = precompute
         self.tol = tol
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
@@ -443,22 +554,8 @@ class LassoClassifier(_LeastSquaresBase):
 
     def fit(self, X, y, sample_weight=None):
         """Fit by coordinate descent (returns self)."""
-        check_positive(self.alpha, "alpha")
-        check_positive(self.tol, "tol")
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_lasso_params(self)
         X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
-        check_no_overflow(X, self)
-        n_features = X.shape[1]
-        W0 = None
-        if (self.warm_start and getattr(self, "coef_", None) is not None
-                and self.coef_.shape == (Yt.shape[1], n_features)):
-            W0 = self.coef_
-        coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
-                                    int(self.max_iter), W0, self.n_jobs)
+        coef, self.dual_gap_ = fit_lasso(self, X, op, Yt, "LassoClassifier")
         self._publish(X, classes, coef, ybar, op.mu)
-        self.n_iter_ = int(max(r[1] for r in results))
-        self.dual_gap_ = np.array([r[2] for r in results])
-        if any(r[2] > r[3] for r in results):
-            warnings.warn("LassoClassifier: coordinate descent reached max_iter=%d with "
-                          "duality gap above tol" % self.max_iter, ConvergenceWarning)
         return self

@@ -62,6 +62,7 @@ entropy taggers. EACL.
 import gc
 import numbers
 import warnings
+from collections import defaultdict
 from collections.abc import Mapping
 from itertools import chain, repeat
 
@@ -169,12 +170,19 @@ def _featureset_ids(X, base_ids, fitting):
         else:
             lookup = base_ids
         if fitting:
-            for key in dict.fromkeys(keys):
-                if key not in lookup:
-                    lookup[key] = len(base_ids)
-                    if bare_names:
-                        base_ids[(key,)] = lookup[key]
-            ids = np.fromiter(map(lookup.__getitem__, keys), dtype=np.int64, count=len(keys))
+            # one C-level pass: a missing key gets the number of keys seen so far
+            # (a defaultdict whose factory is its own length), i.e. ids in order
+            # of first occurrence
+            numbering = defaultdict(None, lookup)
+            numbering.default_factory = numbering.__len__
+            ids = np.fromiter(map(numbering.__getitem__, keys), dtype=np.int64,
+                              count=len(keys))
+            for key, j in numbering.items():
+                if bare_names:
+                    base_ids.setdefault((key,), j)
+                else:
+                    base_ids.setdefault(key, j)
+            lookup = numbering
         else:
             ids = np.fromiter(map(lookup.get, keys, repeat(-1)), dtype=np.int64,
                               count=len(keys))
@@ -210,6 +218,31 @@ def _example_blocks(problem, n_blocks):
                                indptr[a * n_classes:b * n_classes + 1] - lo, dtype=np.int32),
                            y=problem["y"][a:b], sample_weight=problem["sample_weight"][a:b]))
     return blocks
+
+
+def _joint_rows(ids, values, example, n_examples, table, n_weights):
+    """CSR of the joint features: row ``e * K + k`` holds, for each attribute
+    ``ids[j]`` of example ``e`` (``example`` sorted), the weight index
+    ``table[ids[j], k]`` (when >= 0) with value ``values[j]``.  Built directly
+    in row order (no COO conversion): the source entry of every slot of the
+    (example, class) blocks by ``np.repeat`` arithmetic."""
+    n_classes = table.shape[1]
+    n_blocks = n_examples * n_classes
+    counts = np.bincount(example, minlength=n_examples) if len(ids) else \
+        np.zeros(n_examples, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if n_examples else counts
+    block_count = np.repeat(counts, n_classes)                    # entries of block (e, k)
+    block_out = np.cumsum(block_count) - block_count              # its first slot
+    slot_block = np.repeat(np.arange(n_blocks), block_count)
+    source = (np.repeat(np.repeat(starts, n_classes), block_count)
+              + np.arange(len(slot_block)) - np.repeat(block_out, block_count))
+    cols = table[ids[source], slot_block % n_classes] if len(source) else \
+        np.zeros(0, dtype=np.int64)
+    keep = cols >= 0
+    indptr = np.zeros(n_blocks + 1, dtype=np.int64)
+    np.cumsum(np.bincount(slot_block[keep], minlength=n_blocks), out=indptr[1:])
+    return sp.csr_matrix((values[source[keep]], cols[keep], indptr),
+                         shape=(n_blocks, n_weights))
 
 
 class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
@@ -418,8 +451,13 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             # NLTK's encoding: only (attribute, label) pairs seen with their gold label,
             # numbered in order of first occurrence
             pairs = ids * n_classes + np.asarray(y_codes, dtype=np.int64)[example]
-            unique_pairs, first = np.unique(pairs, return_index=True)
-            unique_pairs = unique_pairs[np.argsort(first, kind="stable")]
+            # pairs in order of first occurrence: the first position of each pair by
+            # a minimum over a table of all (attribute, class) slots (no sort of
+            # all the pairs, only of the distinct ones)
+            first = np.full(max(len(base_ids), 1) * n_classes, len(pairs), dtype=np.int64)
+            np.minimum.at(first, pairs, np.arange(len(pairs), dtype=np.int64))
+            unique_pairs = np.flatnonzero(first < len(pairs))
+            unique_pairs = unique_pairs[np.argsort(first[unique_pairs], kind="stable")]
             table = np.full((max(len(base_ids), 1), n_classes), -1, dtype=np.int64)
             table.ravel()[unique_pairs] = np.arange(len(unique_pairs))
             base_keys = list(base_ids)
@@ -428,15 +466,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             self.n_features_in_ = 0
             self._table_cache = (base_ids, table)
         n_weights = max(len(self.vocabulary_), 1)
-        rows, cols, vals = [], [], []
-        for k in range(n_classes):
-            col = table[ids, k] if len(ids) else np.zeros(0, dtype=np.int64)
-            keep = col >= 0
-            rows.append(example[keep] * n_classes + k)
-            cols.append(col[keep])
-            vals.append(values[keep])
-        F = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                          shape=(len(X) * n_classes, n_weights))
+        F = _joint_rows(ids, values, example, len(X), table, n_weights)
         return self._canonical(F, len(X) * n_classes, n_weights), len(X)
 
     def _featureset_table(self):

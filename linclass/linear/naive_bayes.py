@@ -46,6 +46,21 @@ from ..base import BaseEstimator, ClassifierMixin
 __all__ = ["MultinomialNB", "BernoulliNB"]
 
 
+def _log_smoothed(counts, shift, log_den, totals=None):
+    """``np.log(counts + shift) - log_den[:, None]`` or, with per-class ``totals``,
+    ``np.log(totals[:, None] - counts + shift) - log_den[:, None]``, in one pass
+    that takes logarithms only where a count is not 0 (see
+    ``_naive_bayes.log_smoothed``)."""
+    counts = np.ascontiguousarray(counts, dtype=np.float64)
+    out = np.empty_like(counts)
+    log_den = np.ascontiguousarray(np.broadcast_to(log_den, (counts.shape[0],)),
+                                   dtype=np.float64)
+    absent = totals is not None
+    totals = np.ascontiguousarray(totals if absent else log_den, dtype=np.float64).ravel()
+    _naive_bayes.log_smoothed(counts, float(shift), totals, absent, log_den, out)
+    return out
+
+
 class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     """Counting, smoothing, priors and log-space prediction shared by both models."""
 
@@ -156,12 +171,12 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     def _smoothed(self, counts, totals, n_values):
         """theta = smoothed counts / smoothed totals (Lidstone or m-estimate)."""
         if self.m is None:
-            numerator = counts + self.alpha
             denominator = totals + self.alpha * n_values
-        else:
-            prior = self._prior_p(counts.shape[1], n_values)
-            numerator = counts + self.m * prior
-            denominator = totals + self.m
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return _log_smoothed(counts, self.alpha, np.log(denominator).ravel())
+        prior = self._prior_p(counts.shape[1], n_values)
+        numerator = counts + self.m * prior
+        denominator = totals + self.m
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(numerator) - np.log(denominator)
 
@@ -195,6 +210,13 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                                          if total > 0 else np.full(n_classes, -np.log(n_classes)))
         else:
             self.class_log_prior_ = np.full(n_classes, -np.log(n_classes))
+
+    def _smoothing_positive(self):
+        """True when the smoothing (alpha or m) is > 0: no log-probability is -inf,
+        so prediction needs no pass looking for one (a given ``prior_p`` may hold 0)."""
+        if self.m is None:
+            return isinstance(self.alpha, numbers.Real) and self.alpha > 0
+        return self.prior_p is None and isinstance(self.m, numbers.Real) and self.m > 0
 
     # -- prediction --------------------------------------------------------
     def _check_X(self, X):
@@ -267,7 +289,7 @@ class MultinomialNB(_BaseDiscreteNB):
 
     def _joint_log_likelihood(self, X):
         flp = self.feature_log_prob_
-        if np.isneginf(flp).any():
+        if not self._smoothing_positive() and np.isneginf(flp).any():
             # maximum likelihood with unseen features: 0 * log 0 counts as 0
             flp = np.where(np.isneginf(flp), -1e300, flp)
         return np.asarray(X @ np.ascontiguousarray(flp.T)) + self.class_log_prior_
@@ -334,17 +356,21 @@ class BernoulliNB(_BaseDiscreteNB):
         totals = self.class_count_[:, None]
         self.feature_log_prob_ = self._smoothed(self.feature_count_, totals, 2)
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_absent = np.log1p(-np.exp(self.feature_log_prob_))
             if self.m is None:
                 # log((n_y - n_yj + alpha) / (n_y + 2 alpha)) directly: exact for theta ~ 1
-                log_absent = (np.log(totals - self.feature_count_ + self.alpha)
-                              - np.log(totals + 2 * self.alpha))
+                log_absent = _log_smoothed(self.feature_count_, self.alpha,
+                                           np.log(totals + 2 * self.alpha).ravel(),
+                                           totals=totals.ravel())
+            else:
+                log_absent = np.log1p(-np.exp(self.feature_log_prob_))
         self.feature_log_prob_absent_ = log_absent
         self._update_class_log_prior()
 
     def _joint_log_likelihood(self, X):
-        present = np.where(np.isneginf(self.feature_log_prob_), -1e300, self.feature_log_prob_)
-        absent = np.where(np.isneginf(self.feature_log_prob_absent_), -1e300,
-                          self.feature_log_prob_absent_)
-        return (np.asarray(X @ np.ascontiguousarray((present - absent).T))
+        present, absent = self.feature_log_prob_, self.feature_log_prob_absent_
+        if not self._smoothing_positive():
+            present = np.where(np.isneginf(present), -1e300, present)
+            absent = np.where(np.isneginf(absent), -1e300, absent)
+        # sum_j x_j log p_j + (1 - x_j) log(1 - p_j) = x . (log p - log(1 - p)) + sum_j log(1 - p_j)
+        return (np.asarray(X @ (present - absent).T)
                 + absent.sum(axis=1) + self.class_log_prior_)

@@ -29,17 +29,16 @@ linear models via coordinate descent", J. Stat. Softw. 33 (path, warm starts,
 ``alpha_max``).
 """
 import numbers
-import warnings
 
 import numpy as np
 
 from .._validation import check_X, check_predict_X
 from .._validation import check_positive, check_sample_weight
-from .._validation import check_finite_fit, check_no_overflow
+from .._validation import check_finite_fit
 from ..base import BaseEstimator, RegressorMixin
-from ..exceptions import ConvergenceWarning
-from .least_squares import (_CenteredOperator, check_ridge_params, lasso_columns, solve_lasso,
-                            solve_least_squares, solve_ridge)
+from .least_squares import (_CenteredOperator, check_lasso_params, check_ridge_params,
+                            fit_lasso, lasso_design, solve_lasso, solve_least_squares,
+                            solve_ridge)
 
 __all__ = ["LinearRegression", "Ridge", "Lasso", "lasso_path"]
 
@@ -189,6 +188,14 @@ class Lasso(_LinearRegressionBase):
         Start from the previous ``coef_`` (as along a path).
     n_jobs : None or int
         Threads over the target columns.
+    precompute : "auto", True or False, default="auto"
+        Covariance updates on the centred Gram matrix (True; glmnet's
+        "covariance" type, shared by all target columns) or naive updates on
+        the residual (False).  "auto": covariance for dense ``X`` with
+        ``n_samples >= n_features`` and at most 100 features per target column
+        (2000 at most), naive otherwise (see
+        :func:`~linclass.linear.least_squares.lasso_updates`).
+        Same solution either way.
 
     Attributes
     ----------
@@ -198,8 +205,9 @@ class Lasso(_LinearRegressionBase):
     """
 
     def __init__(self, alpha=1.0, tol=1e-4, max_iter=1000, fit_intercept=True,
-                 warm_start=False, n_jobs=None):
+                 warm_start=False, n_jobs=None, precompute="auto"):
         self.alpha = alpha
+        self.precompute = precompute
         self.tol = tol
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
@@ -208,32 +216,17 @@ class Lasso(_LinearRegressionBase):
 
     def fit(self, X, y, sample_weight=None):
         """Fit by coordinate descent (returns self)."""
-        check_positive(self.alpha, "alpha")
-        check_positive(self.tol, "tol")
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_lasso_params(self)
         X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
-        check_no_overflow(X, self)
         op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
-        W0 = None
-        prev = getattr(self, "coef_", None)
-        if self.warm_start and prev is not None:
-            prev = np.atleast_2d(prev)
-            if prev.shape == (Y.shape[1], X.shape[1]):
-                W0 = prev
-        coef, results = solve_lasso(op, Yt, float(self.alpha), float(self.tol),
-                                    int(self.max_iter), W0, self.n_jobs)
+        coef, gaps = fit_lasso(self, X, op, Yt, "Lasso")
         self._publish(X, coef, ybar, op.mu, was_1d)
-        self.n_iter_ = int(max(r[1] for r in results))
-        gaps = np.array([r[2] for r in results])
         self.dual_gap_ = float(gaps[0]) if was_1d else gaps
-        if any(r[2] > r[3] for r in results):
-            warnings.warn("Lasso: coordinate descent reached max_iter=%d with duality gap "
-                          "above tol" % self.max_iter, ConvergenceWarning)
         return self
 
 
 def lasso_path(X, y, *, alphas=None, n_alphas=100, eps=1e-3, fit_intercept=True,
-               sample_weight=None, tol=1e-4, max_iter=1000):
+               sample_weight=None, tol=1e-4, max_iter=1000, precompute="auto"):
     """Lasso solutions along a decreasing sequence of ``alpha``, warm-started.
 
     Each solution starts from the previous one (Friedman et al. 2010), which
@@ -251,7 +244,8 @@ def lasso_path(X, y, *, alphas=None, n_alphas=100, eps=1e-3, fit_intercept=True,
     n_alphas : int, default=100
     eps : float, default=1e-3
     fit_intercept : bool, default=True
-    sample_weight, tol, max_iter : as :class:`Lasso`
+    sample_weight, tol, max_iter, precompute : as :class:`Lasso` (the Gram matrix
+        or the columns are prepared once for the whole path)
 
     Returns
     -------
@@ -265,6 +259,9 @@ def lasso_path(X, y, *, alphas=None, n_alphas=100, eps=1e-3, fit_intercept=True,
         raise ValueError("lasso_path needs a 1-D y")
     check_positive(tol, "tol")
     check_positive(max_iter, "max_iter", integer=True)
+    if not (isinstance(precompute, (bool, np.bool_)) or
+            (isinstance(precompute, str) and precompute == "auto")):
+        raise ValueError("precompute must be 'auto', True or False, got %r" % (precompute,))
     op, Yt, ybar = _centre(X, Y, sw, fit_intercept)
     n_eff = float(sw.sum())
     if alphas is None:
@@ -279,13 +276,13 @@ def lasso_path(X, y, *, alphas=None, n_alphas=100, eps=1e-3, fit_intercept=True,
         alphas = np.sort(np.asarray(alphas, dtype=np.float64).ravel())[::-1]
         if alphas.size == 0 or not np.isfinite(alphas).all() or (alphas <= 0).any():
             raise ValueError("alphas must be finite and > 0")
-    rows = lasso_columns(op)
+    design = lasso_design(op, precompute)
     coefs = np.zeros((X.shape[1], len(alphas)))
     gaps = np.zeros(len(alphas))
     w = np.zeros((1, X.shape[1]))
     for k, alpha in enumerate(alphas):
         coef, results = solve_lasso(op, Yt, float(alpha), float(tol), int(max_iter), w,
-                                    rows=rows)
+                                    design=design)
         w = coef.T
         coefs[:, k] = coef[:, 0]
         gaps[k] = results[0][2]

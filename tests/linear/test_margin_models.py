@@ -404,13 +404,15 @@ def test_ridge_and_lasso_match_scikit_learn(sparse):
     peer = SkRidge(alpha=3.0).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ours.coef_, peer.coef_, atol=1e-7)
     np.testing.assert_allclose(ours.intercept_, peer.intercept_, atol=1e-7)
-    lasso = LassoClassifier(alpha=0.1, tol=1e-10).fit(Xi, y, sample_weight=sw)
     Y = -np.ones((100, 3))
     Y[np.arange(100), y] = 1.0
     ref = Lasso(alpha=0.1, tol=1e-12, max_iter=100000).fit(X, Y, sample_weight=sw * 100 / sw.sum())
-    np.testing.assert_allclose(lasso.coef_, ref.coef_, atol=1e-7)
-    np.testing.assert_allclose(lasso.intercept_, ref.intercept_, atol=1e-7)
-    assert (lasso.coef_ == 0).any()
+    for precompute in ("auto", True, False):       # dense auto: covariance (8 features)
+        lasso = LassoClassifier(alpha=0.1, tol=1e-10, precompute=precompute).fit(
+            Xi, y, sample_weight=sw)
+        np.testing.assert_allclose(lasso.coef_, ref.coef_, atol=1e-7)
+        np.testing.assert_allclose(lasso.intercept_, ref.intercept_, atol=1e-7)
+        assert (lasso.coef_ == 0).any()
 
 
 def test_least_squares_normal_equations_and_threshold():

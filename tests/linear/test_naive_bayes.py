@@ -157,3 +157,34 @@ def test_save_and_load(tmp_path):
     model.save(tmp_path / "nb.npz")
     loaded = linclass.load(tmp_path / "nb.npz")
     np.testing.assert_allclose(loaded.predict_proba(DOCS), model.predict_proba(DOCS))
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.01])
+def test_sparse_counts_equal_scikit_learn_parameters_and_predictions(alpha):
+    """Log-probabilities taken only where a count is not 0 (``_log_smoothed``)
+    equal the direct form and scikit-learn's parameters; identical predictions."""
+    skl = pytest.importorskip("sklearn.naive_bayes")
+    from linclass.linear.naive_bayes import _log_smoothed
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 400, density=0.05, random_state=5, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 6, n).astype(float))
+    y = rng.integers(0, 4, 300)
+    sw = rng.uniform(0.5, 2.0, 300)
+    Xt = sp.random(100, 400, density=0.05, random_state=6, format="csr") * 4
+    for ours_cls, name in ((MultinomialNB, "MultinomialNB"), (BernoulliNB, "BernoulliNB")):
+        ours = ours_cls(alpha=alpha).fit(X, y, sample_weight=sw)
+        peer = getattr(skl, name)(alpha=alpha).fit(X, y, sample_weight=sw)
+        np.testing.assert_allclose(ours.feature_log_prob_, peer.feature_log_prob_,
+                                   rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(ours.predict(Xt), peer.predict(Xt))
+        np.testing.assert_allclose(ours.predict_log_proba(Xt), peer.predict_log_proba(Xt),
+                                   rtol=1e-10, atol=1e-10)
+    counts = np.zeros((3, 50))
+    counts[rng.random(counts.shape) < 0.2] = 3.0
+    totals = counts.sum(axis=1) + 7.0
+    logden = rng.normal(size=3)
+    np.testing.assert_allclose(_log_smoothed(counts, 0.5, logden),
+                               np.log(counts + 0.5) - logden[:, None], rtol=1e-15)
+    np.testing.assert_allclose(_log_smoothed(counts, 0.5, logden, totals=totals),
+                               np.log(totals[:, None] - counts + 0.5) - logden[:, None],
+                               rtol=1e-15)

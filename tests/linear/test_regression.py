@@ -88,14 +88,71 @@ def test_every_ridge_path_solves_the_normal_equations(shape, sparse, weighted, f
         np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("precompute", ["auto", True, False])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_lasso_equals_sklearn(sparse):
+def test_lasso_equals_sklearn(sparse, precompute):
     X, y, sw = _data(sparse=sparse, seed=3)
-    ours = Lasso(alpha=0.05, tol=1e-10, max_iter=10000).fit(X, y, sample_weight=sw)
+    ours = Lasso(alpha=0.05, tol=1e-10, max_iter=10000, precompute=precompute).fit(
+        X, y, sample_weight=sw)
     peer = skl.Lasso(alpha=0.05, tol=1e-10, max_iter=10000).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-6, atol=1e-8)
     assert np.sum(ours.coef_ == 0) == np.sum(peer.coef_ == 0) > 0
+
+
+def test_lasso_updates_chosen_by_shape():
+    from linclass.linear.least_squares import (LASSO_GRAM_LIMIT, LASSO_GRAM_PER_TARGET,
+                                               lasso_updates)
+    tall = np.zeros((400, LASSO_GRAM_PER_TARGET))
+    assert lasso_updates(tall) == "covariance"
+    assert lasso_updates(np.zeros((400, LASSO_GRAM_PER_TARGET + 1))) == "naive"
+    assert lasso_updates(np.zeros((400, 150)), n_targets=2) == "covariance"
+    assert lasso_updates(np.zeros((50, 60)), n_targets=5) == "naive"         # wide
+    assert lasso_updates(np.zeros((5000, LASSO_GRAM_LIMIT + 1)), n_targets=100) == "naive"
+    assert lasso_updates(sp.csr_matrix(tall)) == "naive"                     # sparse
+    assert lasso_updates(sp.csr_matrix(tall), True) == "covariance"
+    assert lasso_updates(tall, False) == "naive"
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_lasso_dense_updates_equal_on_larger_problem(fit_intercept, weighted):
+    """Covariance (Gram) and dense naive updates, 2 targets, against scikit-learn;
+    columns with a large mean (the Gram matrix is centred by subtraction)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 40)) + rng.uniform(-5, 5, size=40)
+    Y = np.column_stack([X[:, :5] @ rng.normal(size=5), X[:, 5:9] @ rng.normal(size=4)])
+    Y += 0.3 * rng.normal(size=Y.shape) + 2.0
+    sw = rng.uniform(0.5, 2.0, size=300) if weighted else None
+    peer = skl.Lasso(alpha=0.02, tol=1e-12, max_iter=100000,
+                     fit_intercept=fit_intercept).fit(X, Y, sample_weight=sw)
+    for precompute in (True, False):
+        ours = Lasso(alpha=0.02, tol=1e-12, max_iter=100000, precompute=precompute,
+                     fit_intercept=fit_intercept).fit(X, Y, sample_weight=sw)
+        np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-6, atol=1e-7)
+        assert (ours.coef_ == 0).any()
+        assert ours.dual_gap_.shape == (2,)
+    # a warm start from the solution stops after one pass on either path
+    for precompute in (True, False):
+        est = Lasso(alpha=0.02, tol=1e-8, max_iter=100000, warm_start=True,
+                    precompute=precompute,
+                    fit_intercept=fit_intercept).fit(X, Y, sample_weight=sw)
+        est.fit(X, Y, sample_weight=sw)
+        assert est.n_iter_ == 1
+
+
+def test_scaled_transpose():
+    from linclass._core._coordinate_descent import scaled_transpose
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(70, 45))                      # not multiples of the tile
+    for v in (np.ones(70), rng.uniform(0.1, 2.0, size=70)):
+        sq = np.empty(45)
+        T = scaled_transpose(X, v, sq)
+        np.testing.assert_array_equal(T, (v[:, None] * X).T)
+        np.testing.assert_allclose(sq, ((v[:, None] * X) ** 2).sum(axis=0), rtol=1e-13)
+    with pytest.raises(ValueError, match="shapes"):
+        scaled_transpose(X, np.ones(3), np.empty(45))
 
 
 @pytest.mark.filterwarnings("ignore:'n_alphas' was deprecated:FutureWarning")
@@ -123,6 +180,7 @@ def test_lasso_path_equals_sklearn_and_warm_start():
 
 @pytest.mark.parametrize("model, match", [
     (Ridge(alpha=-1), "alpha"), (Lasso(alpha=0), "alpha"), (Ridge(solver="svd"), "solver"),
+    (Lasso(precompute="yes"), "precompute"),
 ])
 def test_bad_parameters(model, match):
     X, y, _ = _data()
