@@ -131,6 +131,13 @@ def _token_accuracy(pred, Y, name):
     return correct / n if n else 1.0
 
 
+def _binary_flag(Xf):
+    """1 when every stored value of the token features is 1.0 (template
+    features), else 0: the kernels then add weight rows without multiplying
+    (identical results); checked once here instead of in every epoch."""
+    return int(bool(np.all(Xf.data == 1.0)))
+
+
 def _resolve_template(spec, columns):
     """A template string from a predefined name ("pos", "chunking", "ner", ...)."""
     from ..features import named_template
@@ -388,6 +395,7 @@ class SequenceTagger(BaseEstimator):
             order = state["order"] = np.arange(n_sent, dtype=np.int32)
         converged = False
         self._mix_buffers = None
+        binary = _binary_flag(Xf)
         for epoch in range(max_iter):
             if self.shuffle:
                 rng.shuffle(order)
@@ -397,9 +405,10 @@ class SequenceTagger(BaseEstimator):
                 c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
                     W, U[0], trans, U[1], trans2, U[2], start, U[3], stop, U[4],
                     Xf.indices, Xf.data, Xf.indptr, offsets, gold, order,
-                    order=self.order, counter=state["counter"])
+                    order=self.order, counter=state["counter"], binary=binary)
             else:
-                c, n_sent_err, n_tok_err = self._mixed_epoch(Xf, offsets, gold, order, n_shards)
+                c, n_sent_err, n_tok_err = self._mixed_epoch(Xf, offsets, gold, order, n_shards,
+                                                             binary)
             state["counter"] = c
             stats = {"epoch": len(self.history_) + 1, "sentence_errors": int(n_sent_err),
                      "token_errors": int(n_tok_err),
@@ -417,7 +426,7 @@ class SequenceTagger(BaseEstimator):
         self._publish_weights()
         return converged
 
-    def _mixed_epoch(self, Xf, offsets, gold, order, n_shards):
+    def _mixed_epoch(self, Xf, offsets, gold, order, n_shards, binary=-1):
         """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
 
         The shuffled visit order is cut into ``n_shards`` contiguous shards;
@@ -452,7 +461,7 @@ class SequenceTagger(BaseEstimator):
                 w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
                 np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]),
-                order=self.order, counter=c0, touched=touched)
+                order=self.order, counter=c0, touched=touched, binary=binary)
 
         with ThreadPoolExecutor(n_shards) as pool:
             results = list(pool.map(run, range(n_shards)))
@@ -549,14 +558,15 @@ class SequenceTagger(BaseEstimator):
         args = (self.emission_, self.transitions_, self.transitions2_, self.start_,
                 self.stop_, Xf.indices, Xf.data, Xf.indptr, offsets, out, scores)
         n_jobs = min(int(self.n_jobs), max(1, n_sent // 128))
+        binary = _binary_flag(Xf)
         if n_jobs <= 1:
-            _sequence.viterbi_batch(*args, order=self.order)
+            _sequence.viterbi_batch(*args, order=self.order, binary=binary)
         else:
             bounds = np.linspace(0, n_sent, n_jobs + 1).astype(int)
             with ThreadPoolExecutor(n_jobs) as pool:
                 list(pool.map(lambda ab: _sequence.viterbi_batch(
-                    *args, order=self.order, first=int(ab[0]), last=int(ab[1])),
-                    zip(bounds[:-1], bounds[1:])))
+                    *args, order=self.order, first=int(ab[0]), last=int(ab[1]),
+                    binary=binary), zip(bounds[:-1], bounds[1:])))
         return out, scores
 
     def predict(self, X):
