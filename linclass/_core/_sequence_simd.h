@@ -233,41 +233,42 @@ static void lc_emission_sse(const float *W, ptrdiff_t K, const int *ind, const d
     }
 }
 
-/* D rows t >= 1 for labels k0 .. k0 + 4*nb - 1 (all within the padded row) */
-LC_INLINE void lc_forward_sse_blocks(const float *E, ptrdiff_t n, ptrdiff_t K, ptrdiff_t Kp,
+/* D[t, k0 .. k0 + 4*nb - 1] from the whole row D[t-1] (all labels of row t-1
+ * are complete before row t starts: label chunks are the inner loop) */
+LC_INLINE void lc_forward_sse_blocks(const float *E, ptrdiff_t t, ptrdiff_t K, ptrdiff_t Kp,
                                      const float *Tp, float *D, ptrdiff_t k0, const int nb)
 {
-    ptrdiff_t t, j;
+    ptrdiff_t j;
     int b;
-    for (t = 1; t < n; t++) {
-        __m128 acc[8];
-        const float *prev = D + (t - 1) * Kp;
-        const __m128 p0 = _mm_set1_ps(prev[0]);
+    __m128 acc[8];
+    const float *prev = D + (t - 1) * Kp;
+    const __m128 p0 = _mm_set1_ps(prev[0]);
+    for (b = 0; b < nb; b++)
+        acc[b] = _mm_add_ps(p0, _mm_loadu_ps(Tp + k0 + 4 * b));
+    for (j = 1; j < K; j++) {
+        const __m128 pj = _mm_set1_ps(prev[j]);
+        const float *row = Tp + j * Kp + k0;
         for (b = 0; b < nb; b++)
-            acc[b] = _mm_add_ps(p0, _mm_loadu_ps(Tp + k0 + 4 * b));
-        for (j = 1; j < K; j++) {
-            const __m128 pj = _mm_set1_ps(prev[j]);
-            const float *row = Tp + j * Kp + k0;
-            for (b = 0; b < nb; b++)
-                acc[b] = _mm_max_ps(_mm_add_ps(pj, _mm_loadu_ps(row + 4 * b)), acc[b]);
-        }
-        for (b = 0; b < nb; b++)
-            _mm_storeu_ps(D + t * Kp + k0 + 4 * b,
-                          _mm_add_ps(acc[b], _mm_loadu_ps(E + t * Kp + k0 + 4 * b)));
+            acc[b] = _mm_max_ps(_mm_add_ps(pj, _mm_loadu_ps(row + 4 * b)), acc[b]);
     }
+    for (b = 0; b < nb; b++)
+        _mm_storeu_ps(D + t * Kp + k0 + 4 * b,
+                      _mm_add_ps(acc[b], _mm_loadu_ps(E + t * Kp + k0 + 4 * b)));
 }
 
 static void lc_forward_sse(const float *E, ptrdiff_t n, ptrdiff_t K, ptrdiff_t Kp,
                            const float *Tp, float *D)
 {
-    ptrdiff_t k0;
-    for (k0 = 0; k0 < Kp; k0 += 32) {
-        const int nb = (int)((Kp - k0 < 32 ? Kp - k0 : 32) / 4);
-        switch (nb) {
-        case 2: lc_forward_sse_blocks(E, n, K, Kp, Tp, D, k0, 2); break;
-        case 4: lc_forward_sse_blocks(E, n, K, Kp, Tp, D, k0, 4); break;
-        case 6: lc_forward_sse_blocks(E, n, K, Kp, Tp, D, k0, 6); break;
-        default: lc_forward_sse_blocks(E, n, K, Kp, Tp, D, k0, 8); break;
+    ptrdiff_t t, k0;
+    for (t = 1; t < n; t++) {
+        for (k0 = 0; k0 < Kp; k0 += 32) {
+            const int nb = (int)((Kp - k0 < 32 ? Kp - k0 : 32) / 4);
+            switch (nb) {
+            case 2: lc_forward_sse_blocks(E, t, K, Kp, Tp, D, k0, 2); break;
+            case 4: lc_forward_sse_blocks(E, t, K, Kp, Tp, D, k0, 4); break;
+            case 6: lc_forward_sse_blocks(E, t, K, Kp, Tp, D, k0, 6); break;
+            default: lc_forward_sse_blocks(E, t, K, Kp, Tp, D, k0, 8); break;
+            }
         }
     }
 }
@@ -340,41 +341,41 @@ static LC_TARGET_AVX2 void lc_emission_avx2(const float *W, ptrdiff_t K, const i
     }
 }
 
-LC_INLINE LC_TARGET_AVX2 void lc_forward_avx_blocks(const float *E, ptrdiff_t n, ptrdiff_t K,
+LC_INLINE LC_TARGET_AVX2 void lc_forward_avx_blocks(const float *E, ptrdiff_t t, ptrdiff_t K,
                                                     ptrdiff_t Kp, const float *Tp, float *D,
                                                     ptrdiff_t k0, const int nb)
 {
-    ptrdiff_t t, j;
+    ptrdiff_t j;
     int b;
-    for (t = 1; t < n; t++) {
-        __m256 acc[4];
-        const float *prev = D + (t - 1) * Kp;
-        const __m256 p0 = _mm256_set1_ps(prev[0]);
+    __m256 acc[4];
+    const float *prev = D + (t - 1) * Kp;
+    const __m256 p0 = _mm256_set1_ps(prev[0]);
+    for (b = 0; b < nb; b++)
+        acc[b] = _mm256_add_ps(p0, _mm256_loadu_ps(Tp + k0 + 8 * b));
+    for (j = 1; j < K; j++) {
+        const __m256 pj = _mm256_set1_ps(prev[j]);
+        const float *row = Tp + j * Kp + k0;
         for (b = 0; b < nb; b++)
-            acc[b] = _mm256_add_ps(p0, _mm256_loadu_ps(Tp + k0 + 8 * b));
-        for (j = 1; j < K; j++) {
-            const __m256 pj = _mm256_set1_ps(prev[j]);
-            const float *row = Tp + j * Kp + k0;
-            for (b = 0; b < nb; b++)
-                acc[b] = _mm256_max_ps(_mm256_add_ps(pj, _mm256_loadu_ps(row + 8 * b)), acc[b]);
-        }
-        for (b = 0; b < nb; b++)
-            _mm256_storeu_ps(D + t * Kp + k0 + 8 * b,
-                             _mm256_add_ps(acc[b], _mm256_loadu_ps(E + t * Kp + k0 + 8 * b)));
+            acc[b] = _mm256_max_ps(_mm256_add_ps(pj, _mm256_loadu_ps(row + 8 * b)), acc[b]);
     }
+    for (b = 0; b < nb; b++)
+        _mm256_storeu_ps(D + t * Kp + k0 + 8 * b,
+                         _mm256_add_ps(acc[b], _mm256_loadu_ps(E + t * Kp + k0 + 8 * b)));
 }
 
 static LC_TARGET_AVX2 void lc_forward_avx2(const float *E, ptrdiff_t n, ptrdiff_t K,
                                            ptrdiff_t Kp, const float *Tp, float *D)
 {
-    ptrdiff_t k0;
-    for (k0 = 0; k0 < Kp; k0 += 32) {
-        const int nb = (int)((Kp - k0 < 32 ? Kp - k0 : 32) / 8);
-        switch (nb) {
-        case 1: lc_forward_avx_blocks(E, n, K, Kp, Tp, D, k0, 1); break;
-        case 2: lc_forward_avx_blocks(E, n, K, Kp, Tp, D, k0, 2); break;
-        case 3: lc_forward_avx_blocks(E, n, K, Kp, Tp, D, k0, 3); break;
-        default: lc_forward_avx_blocks(E, n, K, Kp, Tp, D, k0, 4); break;
+    ptrdiff_t t, k0;
+    for (t = 1; t < n; t++) {
+        for (k0 = 0; k0 < Kp; k0 += 32) {
+            const int nb = (int)((Kp - k0 < 32 ? Kp - k0 : 32) / 8);
+            switch (nb) {
+            case 1: lc_forward_avx_blocks(E, t, K, Kp, Tp, D, k0, 1); break;
+            case 2: lc_forward_avx_blocks(E, t, K, Kp, Tp, D, k0, 2); break;
+            case 3: lc_forward_avx_blocks(E, t, K, Kp, Tp, D, k0, 3); break;
+            default: lc_forward_avx_blocks(E, t, K, Kp, Tp, D, k0, 4); break;
+            }
         }
     }
 }
