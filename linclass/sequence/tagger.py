@@ -18,6 +18,8 @@ structured perceptron.  NAACL-HLT (iterative parameter mixing, ``n_jobs > 1``).
 Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large margin
 methods for structured and interdependent output variables.  JMLR 6.
 """
+import collections
+import itertools
 import numbers
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -96,12 +98,18 @@ def _encode_label_sequences(Y, X, classes=None):
     _check_sentences(Y, "Y")
     if len(Y) != len(X):
         raise ValueError("X has %d sentences but Y has %d" % (len(X), len(Y)))
-    index = {}
-    codes = []
-    for i, (x, y) in enumerate(zip(X, Y)):
-        if len(x) != len(y):
-            raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(x), len(y)))
-        codes.extend([index.setdefault(label, len(index)) for label in y])
+    n_labels = np.fromiter(map(len, Y), dtype=np.int64, count=len(Y))
+    n_tokens = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
+    mismatch = np.flatnonzero(n_labels != n_tokens)
+    if mismatch.size:
+        i = int(mismatch[0])
+        raise ValueError("sentence %d has %d tokens but %d labels"
+                         % (i, n_tokens[i], n_labels[i]))
+    index = collections.defaultdict()
+    index.default_factory = index.__len__        # unseen label -> next code, in C
+    codes = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(Y)),
+                        dtype=np.int32, count=int(n_labels.sum()))
+    index.default_factory = None
     if not index and classes is None:
         raise ValueError("Y holds no labels (all sentences are empty)")
     for label in index:
@@ -113,7 +121,6 @@ def _encode_label_sequences(Y, X, classes=None):
     classes, remap = _validation.encode_labels(seen, classes)
     if classes.size == 0:
         raise ValueError("Y holds no labels (all sentences are empty)")
-    codes = np.asarray(codes, dtype=np.int32)
     return classes, (remap[codes] if codes.size else codes).astype(np.int32)
 
 
