@@ -18,7 +18,7 @@ validates every array: no bounds checks happen here.
 """
 from cython cimport floating
 from libc.math cimport INFINITY
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memset
 
 from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
@@ -26,9 +26,32 @@ from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
 import numpy as np
 
 
-cdef extern from "_viterbi_simd.h" nogil:
-    void lc_relax_f32(const float* prev, const float* trans, Py_ssize_t K,
-                      float* cur, int* back)
+cdef extern from "_sequence_simd.h" nogil:
+    Py_ssize_t lc_pad8(Py_ssize_t K)
+    int lc_simd_level()
+    int lc_simd_set_level(int level)
+    void lc_emission_f32(const float* W, Py_ssize_t K, const int* ind, const double* data,
+                         const int* indptr, Py_ssize_t row0, Py_ssize_t n, int binary,
+                         float* E, Py_ssize_t ldE)
+    void lc_pad_trans(const float* trans, Py_ssize_t K, float* Tp, float* Tt)
+    void lc_set_trans(const float* trans, Py_ssize_t K, Py_ssize_t j, Py_ssize_t k,
+                      float* Tp, float* Tt)
+    int lc_all_ones(const double* x, Py_ssize_t n)
+    float lc_viterbi1_f32(const float* E, Py_ssize_t n, Py_ssize_t K, const float* trans,
+                          const float* Tp, const float* Tt, const float* start,
+                          const float* stop, float* D, int* out)
+
+
+def simd_level(level=None):
+    """The instruction set of the float32 tagger kernels: 0 scalar, 1 SSE2,
+    2 AVX2 (chosen at import from the CPU).  ``level`` selects a lower one
+    (for tests: every level gives bit-identical results); returns the level
+    in effect."""
+    if level is None:
+        return lc_simd_level()
+    if level not in (0, 1, 2):
+        raise ValueError("level must be 0, 1 or 2")
+    return lc_simd_set_level(level)
 
 
 # ---------------------------------------------------------------- kernels --
@@ -56,29 +79,26 @@ cdef void emission_scores(const floating* W, Py_ssize_t K,
                 erow[k] += v * wrow[k]            # E[t] += x[t, f] * W[f]
 
 
-cdef void add_hamming(floating* E, Py_ssize_t n, Py_ssize_t K, const int* gold,
-                      double weight) noexcept nogil:
-    """E[t, k] += weight * (k != gold[t])   (loss augmentation)"""
+cdef void add_hamming(floating* E, Py_ssize_t n, Py_ssize_t K, Py_ssize_t ld,
+                      const int* gold, double weight) noexcept nogil:
+    """E[t, k] += weight * (k != gold[t])   (loss augmentation; rows of stride ld)"""
     cdef Py_ssize_t t, k
     for t in range(n):
         for k in range(K):
             if k != gold[t]:
-                E[t * K + k] += <floating>weight
+                E[t * ld + k] += <floating>weight
 
 
 cdef inline void relax(const floating* prev, const floating* trans, Py_ssize_t K,
                        floating* cur, int* back) noexcept nogil:
     """cur[k] = max_j prev[j] + trans[j, k];  back[k] = argmax (smallest j on ties).
 
-    float32: the SSE2 kernel of _viterbi_simd.h; float64: the same loop in
-    scalar code (predecessor-major: contiguous rows of trans).
+    Predecessor-major: contiguous rows of trans.  (The float32 tagger decodes
+    order 1 with the kernels of _sequence_simd.h instead.)
     """
     cdef Py_ssize_t j, k
     cdef floating pj, s
     cdef const floating* row
-    if floating is float:
-        lc_relax_f32(prev, trans, K, cur, back)
-        return
     for k in range(K):
         cur[k] = prev[0] + trans[k]
         back[k] = 0
@@ -201,17 +221,30 @@ cdef struct Workspace:
     void* delta        # 2 * K * K scores
     int* back          # max_len * K * K (order 2) or max_len * K
     int* path          # max_len
+    # float32, order 1 (_sequence_simd.h): rows of Kp = lc_pad8(K) floats
+    float* Ep          # max_len * Kp emission scores (pad lanes stay zero)
+    float* Dp          # max_len * Kp forward maxima
+    float* Tp          # K * Kp: trans, padded (refreshed by the caller, lc_pad_trans)
+    float* Tt          # K * Kp: trans transposed, padded with -inf (lc_pad_trans)
+    int binary         # every data value is 1.0
 
 
 cdef int workspace_alloc(Workspace* ws, Py_ssize_t max_len, Py_ssize_t K, int order) noexcept nogil:
     """Buffers sized for double scores (enough for float too); -1 if out of memory."""
     cdef Py_ssize_t width = K * K if order == 2 else K
     cdef Py_ssize_t m = max_len if max_len > 0 else 1
+    cdef Py_ssize_t Kp = lc_pad8(K)
     ws.E = malloc(m * K * sizeof(double))
     ws.delta = malloc(2 * K * K * sizeof(double))
     ws.back = <int*>malloc(m * width * sizeof(int))
     ws.path = <int*>malloc(m * sizeof(int))
-    if ws.E == NULL or ws.delta == NULL or ws.back == NULL or ws.path == NULL:
+    ws.Ep = <float*>calloc(m * Kp, sizeof(float))
+    ws.Dp = <float*>malloc(m * Kp * sizeof(float))
+    ws.Tp = <float*>calloc(K * Kp, sizeof(float))
+    ws.Tt = <float*>calloc(K * Kp, sizeof(float))
+    ws.binary = 0
+    if (ws.E == NULL or ws.delta == NULL or ws.back == NULL or ws.path == NULL
+            or ws.Ep == NULL or ws.Dp == NULL or ws.Tp == NULL or ws.Tt == NULL):
         return -1
     return 0
 
@@ -221,6 +254,10 @@ cdef void workspace_free(Workspace* ws) noexcept nogil:
     free(ws.delta)
     free(ws.back)
     free(ws.path)
+    free(ws.Ep)
+    free(ws.Dp)
+    free(ws.Tp)
+    free(ws.Tt)
 
 
 cdef double decode_sentence(const floating* W, const floating* trans, const floating* trans2,
@@ -230,9 +267,19 @@ cdef double decode_sentence(const floating* W, const floating* trans, const floa
                             Workspace* ws, int* out) noexcept nogil:
     cdef floating* E = <floating*>ws.E
     cdef floating* delta = <floating*>ws.delta
-    emission_scores(W, K, indices, data, indptr, row0, n, E)
+    cdef Py_ssize_t Kp
+    if floating is float:
+        if order == 1:            # SIMD emission and max-only forward pass, padded rows
+            Kp = lc_pad8(K)
+            lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, ws.Ep, Kp)
+            if gold != NULL:
+                add_hamming(ws.Ep, n, K, Kp, gold, loss_weight)
+            return lc_viterbi1_f32(ws.Ep, n, K, trans, ws.Tp, ws.Tt, start, stop, ws.Dp, out)
+        lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, E, K)
+    else:
+        emission_scores(W, K, indices, data, indptr, row0, n, E)
     if gold != NULL:
-        add_hamming(E, n, K, gold, loss_weight)
+        add_hamming(E, n, K, K, gold, loss_weight)
     if order == 2:
         return viterbi2(E, n, K, trans, trans2, start, stop, delta, ws.back, out)
     return viterbi1(E, n, K, trans, start, stop, delta, ws.back, out)
@@ -306,14 +353,16 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
                   const int[::1] indices, const double[::1] data, const int[::1] indptr,
                   const long long[::1] sent_offsets, int[::1] out, double[::1] scores,
                   *, int order=1, const int[::1] gold=None, double loss_weight=1.0,
-                  Py_ssize_t first=0, Py_ssize_t last=-1):
+                  Py_ssize_t first=0, Py_ssize_t last=-1, int binary=-1):
     """Decode sentences first..last-1 (all by default) into `out` (one label per
     token row) and `scores` (one per sentence), with the GIL released.
 
     W (F, K), trans (K, K), trans2 (K*K*K,) or empty for order 1, start/stop (K,);
     tokens as CSR rows (indices, data, indptr); sent_offsets (n_sentences + 1,).
     With `gold` (one label per token), decodes the loss-augmented argmax
-    score + loss_weight * Hamming(gold, y).  Validation happens in the caller.
+    score + loss_weight * Hamming(gold, y).  ``binary`` = 1 asserts that every
+    value of ``data`` is 1.0 (the caller checked it once), 0 that some is not,
+    -1 (default) checks it here.  Validation happens in the caller.
     """
     cdef Py_ssize_t K = W.shape[1]
     cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
@@ -345,6 +394,13 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
     with nogil:
         status = workspace_alloc(&ws, max_len, K, order)
         if status == 0:
+            if binary >= 0:
+                ws.binary = binary
+            elif data_ptr != NULL:
+                ws.binary = lc_all_ones(data_ptr + indptr[sent_offsets[first]],
+                                        indptr[sent_offsets[last]] - indptr[sent_offsets[first]])
+            if floating is float:
+                lc_pad_trans(&trans[0, 0], K, ws.Tp, ws.Tt)
             for s in range(first, last):
                 row0 = sent_offsets[s]
                 n = sent_offsets[s + 1] - row0
@@ -385,7 +441,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                      const int[::1] indices, const double[::1] data, const int[::1] indptr,
                      const long long[::1] sent_offsets, const int[::1] gold,
                      const int[::1] visit_order, *, int order=1, double counter=1.0,
-                     unsigned char[::1] touched=None):
+                     unsigned char[::1] touched=None, int binary=-1):
     """One epoch of the averaged structured perceptron, entirely without the GIL.
 
     For each sentence in `visit_order`: decode with the current weights; where
@@ -396,6 +452,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     The averaged weights are  W - U_W / counter  (computed by the caller).
     `touched` (optional, one byte per feature row) gets 1 at every row of `W`
     the epoch updates (parameter mixing then visits those rows only).
+    ``binary``: as in :func:`viterbi_batch` (1: every value of ``data`` is 1.0).
 
     Returns (counter, n_sentence_errors, n_token_errors).
     """
@@ -441,6 +498,11 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
         status = workspace_alloc(&ws, max_len, K, order)
         if status == 0:
             pred = ws.path
+            if binary >= 0:
+                ws.binary = binary
+            elif data_ptr != NULL:
+                ws.binary = lc_all_ones(data_ptr + indptr[0], indptr[n_tokens] - indptr[0])
+            lc_pad_trans(&trans[0, 0], K, ws.Tp, ws.Tt)
             for i in range(n_visit):
                 s = visit_order[i]
                 row0 = sent_offsets[s]
@@ -479,6 +541,9 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                                         gs[t - 1] * K + gs[t], 1.0, c)
                                 avg_add(&trans[0, 0], &U_trans[0, 0],
                                         pred[t - 1] * K + pred[t], -1.0, c)
+                                lc_set_trans(&trans[0, 0], K, gs[t - 1], gs[t], ws.Tp, ws.Tt)
+                                lc_set_trans(&trans[0, 0], K, pred[t - 1], pred[t], ws.Tp,
+                                             ws.Tt)
                         if order == 2:
                             for t in range(2, n):
                                 if (gs[t - 2] != pred[t - 2] or gs[t - 1] != pred[t - 1]
@@ -586,7 +651,7 @@ def bcfw_pass(double[::1] w, double[::1] v, double[::1] scratch, Py_ssize_t K,
                                 n, E)
                 for t in range(n * K):
                     Eaug[t] = E[t]
-                add_hamming(Eaug, n, K, gs, loss_weight)
+                add_hamming(Eaug, n, K, K, gs, loss_weight)
                 viterbi1(Eaug, n, K, <const double*>(tail), <const double*>(tail + K * K),
                          <const double*>(tail + K * K + K), <double*>ws.delta, ws.back, pred)
                 ham = 0

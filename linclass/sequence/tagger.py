@@ -18,6 +18,8 @@ structured perceptron.  NAACL-HLT (iterative parameter mixing, ``n_jobs > 1``).
 Tsochantaridis, I., Joachims, T., Hofmann, T., Altun, Y. (2005). Large margin
 methods for structured and interdependent output variables.  JMLR 6.
 """
+import collections
+import itertools
 import numbers
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -96,12 +98,18 @@ def _encode_label_sequences(Y, X, classes=None):
     _check_sentences(Y, "Y")
     if len(Y) != len(X):
         raise ValueError("X has %d sentences but Y has %d" % (len(X), len(Y)))
-    index = {}
-    codes = []
-    for i, (x, y) in enumerate(zip(X, Y)):
-        if len(x) != len(y):
-            raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(x), len(y)))
-        codes.extend([index.setdefault(label, len(index)) for label in y])
+    n_labels = np.fromiter(map(len, Y), dtype=np.int64, count=len(Y))
+    n_tokens = np.fromiter(map(len, X), dtype=np.int64, count=len(X))
+    mismatch = np.flatnonzero(n_labels != n_tokens)
+    if mismatch.size:
+        i = int(mismatch[0])
+        raise ValueError("sentence %d has %d tokens but %d labels"
+                         % (i, n_tokens[i], n_labels[i]))
+    index = collections.defaultdict()
+    index.default_factory = index.__len__        # unseen label -> next code, in C
+    codes = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(Y)),
+                        dtype=np.int32, count=int(n_labels.sum()))
+    index.default_factory = None
     if not index and classes is None:
         raise ValueError("Y holds no labels (all sentences are empty)")
     for label in index:
@@ -113,7 +121,6 @@ def _encode_label_sequences(Y, X, classes=None):
     classes, remap = _validation.encode_labels(seen, classes)
     if classes.size == 0:
         raise ValueError("Y holds no labels (all sentences are empty)")
-    codes = np.asarray(codes, dtype=np.int32)
     return classes, (remap[codes] if codes.size else codes).astype(np.int32)
 
 
@@ -129,6 +136,13 @@ def _token_accuracy(pred, Y, name):
         n += len(y)
         correct += sum(a == b for a, b in zip(p, y))
     return correct / n if n else 1.0
+
+
+def _binary_flag(Xf):
+    """1 when every stored value of the token features is 1.0 (template
+    features), else 0: the kernels then add weight rows without multiplying
+    (identical results); checked once here instead of in every epoch."""
+    return int(bool(np.all(Xf.data == 1.0)))
 
 
 def _resolve_template(spec, columns):
@@ -388,6 +402,7 @@ class SequenceTagger(BaseEstimator):
             order = state["order"] = np.arange(n_sent, dtype=np.int32)
         converged = False
         self._mix_buffers = None
+        binary = _binary_flag(Xf)
         for epoch in range(max_iter):
             if self.shuffle:
                 rng.shuffle(order)
@@ -397,9 +412,10 @@ class SequenceTagger(BaseEstimator):
                 c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
                     W, U[0], trans, U[1], trans2, U[2], start, U[3], stop, U[4],
                     Xf.indices, Xf.data, Xf.indptr, offsets, gold, order,
-                    order=self.order, counter=state["counter"])
+                    order=self.order, counter=state["counter"], binary=binary)
             else:
-                c, n_sent_err, n_tok_err = self._mixed_epoch(Xf, offsets, gold, order, n_shards)
+                c, n_sent_err, n_tok_err = self._mixed_epoch(Xf, offsets, gold, order, n_shards,
+                                                             binary)
             state["counter"] = c
             stats = {"epoch": len(self.history_) + 1, "sentence_errors": int(n_sent_err),
                      "token_errors": int(n_tok_err),
@@ -417,7 +433,7 @@ class SequenceTagger(BaseEstimator):
         self._publish_weights()
         return converged
 
-    def _mixed_epoch(self, Xf, offsets, gold, order, n_shards):
+    def _mixed_epoch(self, Xf, offsets, gold, order, n_shards, binary=-1):
         """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
 
         The shuffled visit order is cut into ``n_shards`` contiguous shards;
@@ -452,7 +468,7 @@ class SequenceTagger(BaseEstimator):
                 w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
                 np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]),
-                order=self.order, counter=c0, touched=touched)
+                order=self.order, counter=c0, touched=touched, binary=binary)
 
         with ThreadPoolExecutor(n_shards) as pool:
             results = list(pool.map(run, range(n_shards)))
@@ -549,14 +565,15 @@ class SequenceTagger(BaseEstimator):
         args = (self.emission_, self.transitions_, self.transitions2_, self.start_,
                 self.stop_, Xf.indices, Xf.data, Xf.indptr, offsets, out, scores)
         n_jobs = min(int(self.n_jobs), max(1, n_sent // 128))
+        binary = _binary_flag(Xf)
         if n_jobs <= 1:
-            _sequence.viterbi_batch(*args, order=self.order)
+            _sequence.viterbi_batch(*args, order=self.order, binary=binary)
         else:
             bounds = np.linspace(0, n_sent, n_jobs + 1).astype(int)
             with ThreadPoolExecutor(n_jobs) as pool:
                 list(pool.map(lambda ab: _sequence.viterbi_batch(
-                    *args, order=self.order, first=int(ab[0]), last=int(ab[1])),
-                    zip(bounds[:-1], bounds[1:])))
+                    *args, order=self.order, first=int(ab[0]), last=int(ab[1]),
+                    binary=binary), zip(bounds[:-1], bounds[1:])))
         return out, scores
 
     def predict(self, X):

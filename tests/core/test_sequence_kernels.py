@@ -197,3 +197,68 @@ def test_viterbi_ties_with_many_labels_pick_smallest_predecessor(K):
         out, _ = decode(X, np.zeros((2, K), dtype), np.zeros((K, K), dtype),
                         np.zeros(0, dtype), z, z, offsets, 1)
         np.testing.assert_array_equal(out, np.zeros(6))
+
+
+@pytest.mark.parametrize("K", [1, 3, 8, 9, 22, 33, 45])
+@pytest.mark.parametrize("binary", [True, False])
+def test_simd_levels_decode_and_train_bit_identically(K, binary):
+    """The float32 kernels (emission rows in registers, max-only forward pass
+    with back pointers recomputed in the backtrace) give the same labels,
+    scores and trained weights, bit for bit, at every instruction-set level
+    (AVX2 / SSE2 / scalar); label counts cover the partial last vector, one
+    vector, several, and more than one 32-label pass."""
+    rng = np.random.default_rng(K + 100 * binary)
+    lengths = rng.integers(0, 9, size=40)
+    X, W, trans, trans2, start, stop, offsets = random_problem(rng, lengths, K, 12,
+                                                               density=0.3)
+    if binary:
+        X.data[:] = 1.0
+    W = np.round(W, 1)                 # coarse weights: ties between paths happen
+    trans = np.round(trans, 1)
+    gold = rng.integers(0, K, X.shape[0]).astype(np.int32)
+    visit = rng.permutation(len(lengths)).astype(np.int32)
+    results = []
+    default = _sequence.simd_level()
+    try:
+        for level in range(default, -1, -1):
+            assert _sequence.simd_level(level) == level
+            out = []
+            for g in (None, gold):
+                labels, scores = decode(X, W, trans, trans2, start, stop, offsets, 1,
+                                        gold=g, loss_weight=0.5)
+                out += [labels, scores]
+            weights = [np.zeros_like(a) for a in (W, trans, trans2, start, stop)]
+            sums = [np.zeros(a.shape, np.float64) for a in weights]
+            c = 1.0
+            for _ in range(3):
+                c, _, _ = _sequence.perceptron_epoch(
+                    weights[0], sums[0], weights[1], sums[1], weights[2], sums[2],
+                    weights[3], sums[3], weights[4], sums[4], X.indices, X.data, X.indptr,
+                    offsets, gold, visit, order=1, counter=c)
+            out += weights + sums
+            results.append(out)
+    finally:
+        _sequence.simd_level(default)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_binary_flag_matches_the_data():
+    """``binary=1`` (the caller's promise that every value is 1.0) and the
+    kernel's own check give the same result on binary data."""
+    rng = np.random.default_rng(5)
+    X, W, trans, trans2, start, stop, offsets = random_problem(rng, [4, 0, 3, 6], 5, 7)
+    X.data[:] = 1.0
+    a = decode(X, W, trans, trans2, start, stop, offsets, 1)
+    out = np.full(X.shape[0], -1, dtype=np.int32)
+    scores = np.zeros(len(offsets) - 1)
+    _sequence.viterbi_batch(W, trans, trans2, start, stop, X.indices, X.data, X.indptr,
+                            offsets, out, scores, order=1, binary=1)
+    np.testing.assert_array_equal(a[0], out)
+    np.testing.assert_array_equal(a[1], scores)
+
+
+def test_simd_level_rejects_unknown_levels():
+    with pytest.raises(ValueError, match="level"):
+        _sequence.simd_level(3)
