@@ -39,7 +39,8 @@ against a cheap upper bound of the loss change.  The slack b_i = 1 - s_i w.x_i
 is kept up to date, so a step costs O(nnz of column j).  Shrinking removes
 coordinates at zero whose gradient lies well inside [-1, 1]; the solver stops
 when the sum of minimum-norm subgradients of a pass falls below tol times the
-first pass's, after a final pass over every coordinate.
+first pass's (from a warm start: times the sum at w = 0), after a final pass
+over every coordinate.
 
 The callers (linclass.linear.least_squares, linclass.linear.svm) validate
 every array.
@@ -245,6 +246,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
     cdef double sigma = 0.01, g_loss, G, H, Gp, Gn, violation, d, d_old, d_diff
     cdef double delta, cond, appxcond, loss_old = 0.0, loss_new
     cdef double gmax_old = INFINITY, gmax_new, gnorm_new = 0.0, gnorm_init = -1.0
+    cdef bint warm = False
     cdef Rng rng
     rng_seed(&rng, seed)
     for i in range(n_samples):
@@ -257,7 +259,20 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
             i = k if ind == NULL else ind[k]
             xj_sq[j] += cost[i] * values[k] * values[k]          # sum_i C_i x_ij^2
         if w[j] != 0.0:
+            warm = True
             column_shift_slack(values, ind, nnz, -w[j], b)       # b -= w_j z_j
+    if warm:
+        # a warm start may begin near the optimum, where the first pass's
+        # subgradient sum is no scale: measure it at w = 0 instead (b = 1)
+        gnorm_init = 0.0
+        for j in range(n_features):
+            nnz = rows_get(XT, j, &values, &ind)
+            G = 0.0
+            for k in range(nnz):
+                i = k if ind == NULL else ind[k]
+                G -= 2.0 * cost[i] * values[k]                   # d loss / d w_j at w = 0
+            if fabs(G) > 1.0:
+                gnorm_init += fabs(G) - 1.0
     while it < max_iter:
         gmax_new = 0.0
         gnorm_new = 0.0
@@ -339,7 +354,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
                         nnz = rows_get(XT, k, &values, &ind)
                         column_shift_slack(values, ind, nnz, -w[k], b)
             s += 1
-        if it == 0:
+        if it == 0 and not warm:
             gnorm_init = gnorm_new
         it += 1
         if gnorm_new <= tol * gnorm_init:

@@ -149,7 +149,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         in the primal by coordinate descent with a Newton direction and line
         search (Yuan et al. 2010), with shrinking when ``shrinking``; it
         stops when the sum of the minimum-norm subgradients of a pass is
-        below ``tol`` times the first pass's.  Many weights come out exactly
+        below ``tol`` times the first pass's (after a warm start: times the
+        sum at ``w = 0``).  Many weights come out exactly
         0; the intercept weight is L1-regularised too.  Needs
         ``loss="squared_hinge"`` and ``dual`` False or ``"auto"``;
         ``solver`` does not apply.
