@@ -63,8 +63,11 @@ def svm_primal_objective(X, ysign, w, bias, cost, loss):
 
 
 def l1_svm_objective(X, ysign, w, bias, cost):
-    """``||w||_1 + sum_i C_i max(0, 1 - s_i [x_i, bias] . w)^2`` of a binary
-    problem of ``LinearSVC(penalty="l1")`` (``w`` includes the bias weight)."""
+    """Primal objective of a binary problem of ``LinearSVC(penalty="l1")``.
+
+    ``||w||_1 + sum_i C_i max(0, 1 - s_i [x_i, bias] w)^2`` with ``w``
+    including the bias weight; the value ``objective_`` holds.
+    """
     margins = ysign * (np.asarray(X @ w[:-1]).ravel() + bias * w[-1])
     slack = np.maximum(0.0, 1.0 - margins)
     return float(np.abs(w).sum()) + float(cost @ slack ** 2)
