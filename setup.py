@@ -63,12 +63,35 @@ compiler_directives = {
 
 class BuildExt(build_ext):
     """Choose optimisation flags per compiler (no -march=native, no -ffast-math);
-    compile the extensions in parallel, one job per CPU."""
+    compile the extensions in parallel, one job per CPU.
+
+    Builds reuse ``build/``: an extension whose C file is older than its
+    compiled module is not compiled again (setuptools' own check), so the
+    README's second command (``pip install '.[test]'``, the same sources) only
+    relinks nothing and copies.  A module compiled by the other flavour
+    (release vs ``LINCLASS_DEBUG_BUILD``) must never be reused: the flavour of
+    the last build is recorded in ``build_temp`` and a change forces a full
+    compile."""
 
     def finalize_options(self):
         super().finalize_options()
         if not self.parallel:
             self.parallel = os.cpu_count() or 1
+
+    def run(self):
+        flavour = "debug" if DEBUG_BUILD else "release"
+        marker = os.path.join(self.build_temp, "linclass-build-flavour")
+        try:
+            with open(marker) as fh:
+                previous = fh.read().strip()
+        except OSError:
+            previous = None
+        if previous != flavour:
+            self.force = True
+        super().run()
+        os.makedirs(self.build_temp, exist_ok=True)
+        with open(marker, "w") as fh:
+            fh.write(flavour)
 
     def build_extensions(self):
         ctype = self.compiler.compiler_type
@@ -88,6 +111,8 @@ extensions = [
     Extension(
         "linclass._core." + os.path.splitext(os.path.basename(path))[0],
         [path],
+        # headers next to the .pyx (the debug build compiles its C elsewhere)
+        include_dirs=[os.path.join("linclass", "_core")],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
         + ([("LINCLASS_DEBUG_BUILD", "1")] if DEBUG_BUILD else []),
     )
@@ -98,9 +123,10 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives=compiler_directives,
-        # The debug build writes its C next to the release one; force a
-        # regeneration whenever the switch is given so the two never mix.
+        # The debug build's C goes to its own folder (and is regenerated each
+        # time), so the release C next to the .pyx files is never replaced by it.
         force=DEBUG_BUILD,
+        build_dir=os.path.join("build", "cython-debug") if DEBUG_BUILD else None,
         quiet=True,
     ),
     cmdclass={"build_ext": BuildExt},
