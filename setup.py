@@ -104,6 +104,10 @@ class BuildExt(build_ext):
                 ext.extra_compile_args = (["-O0", "-g", "-UNDEBUG"] if DEBUG_BUILD
                                           else ["-O3", "-g0"])
                 ext.extra_compile_args.append("-Wno-unreachable-code")
+                if not DEBUG_BUILD and sys.platform.startswith("linux"):
+                    # strip the symbol table at link time (the dynamic symbols
+                    # Python imports, PyInit_*, stay): 6.9 MB -> 6.2 MB of .so
+                    ext.extra_link_args = ["-Wl,--strip-all"]
         super().build_extensions()
 
 
