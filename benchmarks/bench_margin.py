@@ -13,6 +13,11 @@ Cases (targets from issue 4, recorded, never asserted):
 * a9a / w8a (``libsvm_binary``): binary LinearSVC vs liblinear-official
   (``-s 1`` / ``-s 3``, ``-B 1``) and lasso classification vs scikit-learn's
   ``Lasso`` on +-1 targets.
+* L1-regularised LinearSVC (``penalty="l1"``, squared hinge, primal
+  coordinate descent) vs LIBLINEAR ``-s 5``: liblinear-official on a9a/w8a,
+  scikit-learn's ``LinearSVC(penalty="l1", dual=False)`` on 20NG (OvR);
+  quality: accuracy, primal objective ``||w||_1 + C sum loss`` (summed over
+  the binary problems) and the number of non-zero weights.  Paired fits.
 
 Quality strings: ``acc`` is test accuracy (a9a: a9a.t; w8a and 20NG: their
 test split or, for w8a, training accuracy); ``obj`` the summed objective of
@@ -33,7 +38,7 @@ import _harness  # noqa: E402
 from linclass.linear.least_squares import LassoClassifier, RidgeClassifier  # noqa: E402
 from linclass.linear.multiclass import CrammerSingerSVC, WestonWatkinsSVC  # noqa: E402
 from linclass.linear.perceptron import Perceptron  # noqa: E402
-from linclass.linear.svm import LinearSVC, svm_primal_objective  # noqa: E402
+from linclass.linear.svm import LinearSVC, l1_svm_objective, svm_primal_objective  # noqa: E402
 
 def _newsgroups(data_dir, quick):
     return _harness.newsgroups_tfidf(data_dir, quick)[:4]
@@ -78,6 +83,17 @@ def _ovr_primal_sum(X, y, classes, coef, intercept, C, loss):
     for row, (k, ysign) in enumerate(problems):
         w = np.append(coef[row], intercept[row])
         total += svm_primal_objective(X, ysign, w, 1.0, cost, loss)
+    return total
+
+
+def _ovr_l1_sum(X, y, classes, coef, intercept, C):
+    """Summed ``||w||_1 + C sum max(0, 1 - m)^2`` of the one-vs-rest problems."""
+    total = 0.0
+    for k in range(coef.shape[0]):
+        pos = classes[1] if len(classes) == 2 else classes[k]
+        ysign = np.where(y == pos, 1.0, -1.0)
+        total += l1_svm_objective(X, ysign, np.append(coef[k], intercept[k]), 1.0,
+                                  np.full(X.shape[0], C))
     return total
 
 
@@ -131,6 +147,23 @@ def run(quick, data_dir):
             rows.append(_harness.make_row("LinearSVC %s OvR n_jobs=2" % short, data,
                                           "sklearn LinearSVC (liblinear)", p_s, o2_s, pq,
                                           "acc %.4f" % _acc(ours2, Xte, yte)))
+        # L1-regularised squared hinge (liblinear -s 5 inside scikit-learn), paired
+        l1_peer_fit = _quiet(lambda: SkLinearSVC(penalty="l1", dual=False, C=C, tol=tol,
+                                                 max_iter=1000, random_state=0).fit(Xtr, ytr))
+        l1_fit = _quiet(lambda: LinearSVC(penalty="l1", dual=False, C=C, tol=tol,
+                                          max_iter=1000, random_state=0).fit(Xtr, ytr))
+        (p_s, o_s), (peer, ours) = _harness.paired_median_times([l1_peer_fit, l1_fit], repeat)
+        p_obj = _ovr_l1_sum(Xtr, ytr, peer.classes_, peer.coef_, peer.intercept_, C)
+        o_obj = _ovr_l1_sum(Xtr, ytr, ours.classes_, ours.coef_, ours.intercept_, C)
+        rows.append(_harness.make_row(
+            "LinearSVC penalty=l1 OvR", data,
+            "sklearn LinearSVC(penalty=l1, dual=False) (liblinear -s 5)", p_s, o_s,
+            "acc %.4f obj %.2f nnz %d" % (_acc(peer, Xte, yte), p_obj,
+                                          np.count_nonzero(peer.coef_)),
+            "acc %.4f obj %.2f nnz %d rel %.1e" % (_acc(ours, Xte, yte), o_obj,
+                                                   np.count_nonzero(ours.coef_),
+                                                   (o_obj - p_obj) / p_obj),
+            note="median of %d paired fits" % repeat))
         # Crammer-Singer at LIBLINEAR's tol as passed by scikit-learn; paired and
         # interleaved (peer, linclass, ...) so that both see the same load
         cs_peer_fit = _quiet(lambda: SkLinearSVC(multi_class="crammer_singer", C=C, tol=tol,
@@ -221,6 +254,31 @@ def run(quick, data_dir):
                 "LinearSVC %s" % loss, data, "liblinear-official -s %d" % solver_type, p_s,
                 o_s, "acc %.4f obj %.2f" % (np.mean(pred == yt), p_obj),
                 oq + " rel %.1e" % rel))
+        if liblinear is not None:
+            ysign = np.where(y == np.unique(y)[1], 1, -1)
+            prob = liblinear.problem(ysign.tolist(), X)
+            opts = "-s 5 -c %g -e %g -B 1 -q" % (C, tol)
+            l1_fit = _quiet(lambda: LinearSVC(penalty="l1", dual=False, C=C, tol=tol,
+                                              max_iter=1000, random_state=0).fit(X, y))
+            (p_s, o_s), (model, ours) = _harness.paired_median_times(
+                [lambda: liblinear.train(prob, opts), l1_fit], repeat)
+            w, b = model.get_decfun()
+            w = np.append(np.asarray(w), b)
+            if model.get_labels()[0] != 1:
+                w = -w
+            cost = np.full(X.shape[0], C)
+            p_obj = l1_svm_objective(X, ysign.astype(float), w, 1.0, cost)
+            o_obj = float(ours.objective_[0])
+            pred = np.where(np.asarray(Xt @ w[:-1]).ravel() + w[-1] > 0, np.unique(y)[1],
+                            np.unique(y)[0])
+            rows.append(_harness.make_row(
+                "LinearSVC penalty=l1", data, "liblinear-official -s 5", p_s, o_s,
+                "acc %.4f obj %.2f nnz %d" % (np.mean(pred == yt), p_obj,
+                                              np.count_nonzero(w[:-1])),
+                "acc %.4f obj %.2f nnz %d rel %.1e" % (_acc(ours, Xt, yt), o_obj,
+                                                       np.count_nonzero(ours.coef_),
+                                                       (o_obj - p_obj) / p_obj),
+                note="median of %d paired fits" % repeat))
         if sklearn is not None:
             from sklearn.linear_model import Lasso
             alpha = 1e-3

@@ -1,14 +1,17 @@
 """Sphinx configuration of the linclass API reference.
 
-Build: ``python -m sphinx -W --keep-going -b html docs docs/_build/html``
-(needs ``pip install sphinx`` and an importable linclass: ``pip install -e .``).
+Build, from this folder: ``python -m sphinx -W --keep-going -b html . _build/html``
+(needs the ``docs`` extra -- Sphinx and matplotlib for the gallery -- and an
+importable linclass: installed, or the checkout built in place).
 """
 import os
 import sys
 
-sys.path.insert(0, os.path.abspath(".."))
-
-import linclass  # noqa: E402
+try:                # the installed package (CI builds the docs against it)
+    import linclass
+except ImportError:  # else the checkout above, built in place
+    sys.path.insert(0, os.path.abspath(".."))
+    import linclass
 
 project = "linclass"
 author = "The linclass developers"
@@ -28,8 +31,19 @@ napoleon_use_rtype = False
 napoleon_use_ivar = True
 # numpydoc sections napoleon does not know are rendered as plain text
 napoleon_custom_sections = [("Exit status", "params_style")]
-exclude_patterns = ["_build", "generated/*.rst~"]
+exclude_patterns = ["_build", "generated/*.rst~", "_gallery"]
 html_theme = "alabaster"
 nitpicky = False
 # citations are defined in module docstrings the reference does not render
 suppress_warnings = ["autosummary.import_cycle", "ref.citation", "ref.ref"]
+
+
+def _draw_gallery(app):
+    """The gallery's figures, drawn from linclass at build time (not committed)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _gallery
+    _gallery.build(os.path.join(app.srcdir, "_gallery"))
+
+
+def setup(app):
+    app.connect("builder-inited", _draw_gallery)

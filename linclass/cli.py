@@ -555,14 +555,7 @@ def cmd_evaluate(args):
         print("accuracy: %.4f  (%d samples)" % (metrics.accuracy_score(y, pred), len(y)))
         print(metrics.classification_report(y, pred))
         if args.plot:
-            from .metrics.plotting import plot_roc
-            if not hasattr(model, "decision_function") or len(model.classes_) != 2:
-                raise usage_error("--plot draws a ROC curve: needs a binary model with "
-                                  "decision_function")
-            scores = model.decision_function(X)
-            fig = plot_roc(y, scores, pos_label=model.classes_[1])
-            fig.savefig(args.plot)
-            print("ROC curve written to %s" % args.plot)
+            _evaluate_plot(args, model, X, y, pred)
         return EXIT_OK
     if args.plot:
         raise usage_error("--plot is available for flat (svmlight) models")
@@ -581,6 +574,28 @@ def _print_sequence_scores(args, Y, pred):
     if args.scheme != "none" and any(t[:2] in ("B-", "I-", "E-", "S-") for t in tags):
         scheme = None if args.scheme == "conlleval" else args.scheme
         print(metrics.conlleval_report(Y, pred, scheme=scheme), end="")
+
+
+def _evaluate_plot(args, model, X, y, pred):
+    """``evaluate --plot FILE.png [--plot-kind KIND]`` for flat models."""
+    from .metrics import plotting
+    kind = args.plot_kind
+    binary_scores = hasattr(model, "decision_function") and len(model.classes_) == 2
+    if kind == "auto":
+        kind = "roc" if binary_scores else "confusion"
+    if kind in ("roc", "pr") and not binary_scores:
+        raise usage_error("--plot-kind %s needs a binary model with decision_function; "
+                          "use --plot-kind confusion" % kind)
+    if kind == "confusion":
+        fig = plotting.plot_confusion_matrix(y, pred)
+        what = "confusion matrix"
+    else:
+        scores = model.decision_function(X)
+        draw = plotting.plot_roc if kind == "roc" else plotting.plot_precision_recall
+        fig = draw(y, scores, pos_label=model.classes_[1])
+        what = "ROC curve" if kind == "roc" else "precision-recall curve"
+    fig.savefig(args.plot)
+    print("%s written to %s" % (what, args.plot))
 
 
 def _evaluate_conll_file(args):
@@ -706,8 +721,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "rules of the conlleval script; 'none' prints no chunk table)")
     p.add_argument("--evalb", action="store_true", help="parser models: evalb's "
                    "per-sentence table and summary")
-    p.add_argument("--plot", metavar="FILE.png", help="write a ROC curve (binary flat models; "
-                   "needs the 'plot' extra)")
+    p.add_argument("--plot", metavar="FILE.png", help="flat models: write a plot of the "
+                   "evaluation (see --plot-kind; needs the 'plot' extra)")
+    p.add_argument("--plot-kind", choices=["auto", "roc", "pr", "confusion"], default="auto",
+                   help="what --plot draws: ROC or precision-recall curve (binary models "
+                   "with decision values) or confusion matrix (default auto: ROC for "
+                   "binary models, else the confusion matrix)")
     p.add_argument("--max-queries", type=int, default=20,
                    help="ranking models: per-query rows to print (the mean covers all)")
     p.add_argument("--verbose", action="store_true", help="progress lines on standard error")

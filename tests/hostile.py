@@ -31,6 +31,7 @@ MODELS = {
     "Perceptron": "linclass.Perceptron(max_iter=5, random_state=0)",
     "KernelPerceptron": "linclass.KernelPerceptron(max_iter=3, random_state=0)",
     "LinearSVC": "linclass.LinearSVC()",
+    "LinearSVCL1": "linclass.LinearSVC(penalty='l1', dual=False)",
     "CrammerSingerSVC": "linclass.CrammerSingerSVC()",
     "WestonWatkinsSVC": "linclass.WestonWatkinsSVC()",
     "OneVsRestClassifier": "linclass.OneVsRestClassifier(linclass.LinearSVC())",

@@ -128,6 +128,44 @@ def test_evaluate_plot_roc(tmp_path, capsys):
     png = tmp_path / "roc.png"
     assert main(["evaluate", str(out), str(path), "--plot", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "ROC curve written" in capsys.readouterr().out
+    for kind, what in (("pr", "precision-recall curve"), ("confusion", "confusion matrix")):
+        png = tmp_path / ("%s.png" % kind)
+        assert main(["evaluate", str(out), str(path), "--plot", str(png),
+                     "--plot-kind", kind]) == 0
+        assert png.read_bytes()[:4] == b"\x89PNG"
+        assert "%s written" % what in capsys.readouterr().out
+
+
+def test_evaluate_plot_confusion_matrix_of_a_multiclass_model(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import numpy as np
+    from linclass.datasets import dump_svmlight_file
+    from linclass.metrics import confusion_matrix
+    rng = np.random.default_rng(3)
+    y = rng.integers(1, 4, 90)
+    X = rng.standard_normal((90, 3)) + np.eye(3)[y - 1] * 2.0
+    path = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, path)
+    out = tmp_path / "m.npz"
+    assert main(["train", "--model", "linear-svc", str(path), "-o", str(out)]) == 0
+    png = tmp_path / "cm.png"
+    assert main(["evaluate", str(out), str(path), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "confusion matrix written" in capsys.readouterr().out
+    # the drawn matrix is the confusion matrix of the model's predictions
+    from linclass.metrics.plotting import plot_confusion_matrix
+    pred = linclass_load(out).predict(X)
+    drawn = plot_confusion_matrix(y, pred).axes[0].get_images()[0].get_array()
+    np.testing.assert_array_equal(np.asarray(drawn), confusion_matrix(y, pred))
+    assert main(["evaluate", str(out), str(path), "--plot", str(png), "--plot-kind",
+                 "roc"]) == 1
+    assert "binary model" in capsys.readouterr().err
+
+
+def linclass_load(path):
+    import linclass
+    return linclass.load(path)
 
 
 def test_parser_train_predict_evaluate(tmp_path, capsys):

@@ -53,6 +53,9 @@ KNOWN_GAPS = {
 # decision models), with the constructor arguments that keep it fast
 ESTIMATORS = {name: expr for name, expr in hostile.LOAD_MODELS.items()
               if name in PUBLIC_MODELS}
+# solvers chosen by a parameter, scanned with every other parameter too
+ESTIMATORS.update({name: hostile.LOAD_MODELS[name]
+                   for name in ("LinearSVCL1", "LogisticRegressionL1")})
 
 
 def _bad_values(name, default):

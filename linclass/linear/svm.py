@@ -2,7 +2,9 @@
 
 :class:`LinearSVC` solves the L2-regularised SVM with hinge (L1) or squared
 hinge (L2) loss by dual coordinate descent, or by the Pegasos primal method
-for streaming-sized problems.  More than two classes are handled one versus
+for streaming-sized problems; with ``penalty="l1"`` it solves the
+L1-regularised squared-hinge SVM by primal coordinate descent (LIBLINEAR's
+``-s 5``), which gives sparse weights.  More than two classes are handled one versus
 the rest, the binary problems running on a thread pool (``n_jobs``).
 
 References
@@ -11,6 +13,8 @@ Hsieh, Chang, Lin, Keerthi & Sundararajan (2008), "A dual coordinate descent
 method for large-scale linear SVM", ICML.
 Fan, Chang, Hsieh, Wang & Lin (2008), "LIBLINEAR: A library for large linear
 classification", JMLR 9.
+Yuan, Chang, Hsieh & Lin (2010), "A comparison of optimization methods and
+software for large-scale L1-regularized linear classification", JMLR 11.
 Shalev-Shwartz, Singer, Srebro & Cotter (2011), "Pegasos: primal estimated
 sub-gradient solver for SVM", Mathematical Programming 127.
 """
@@ -18,9 +22,10 @@ import warnings
 from typing import Any, Optional
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._core import _linear_svm
+from .._core import _coordinate_descent, _linear_svm
 from ._common import LinearDecisionMixin, map_threads
 from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
 from .._validation import check_positive, check_random_state
@@ -55,6 +60,39 @@ def svm_primal_objective(X, ysign, w, bias, cost, loss):
     if loss == "squared_hinge":
         slack = slack ** 2
     return 0.5 * float(w @ w) + float(cost @ slack)
+
+
+def l1_svm_objective(X, ysign, w, bias, cost):
+    """Primal objective of a binary problem of ``LinearSVC(penalty="l1")``.
+
+    ``||w||_1 + sum_i C_i max(0, 1 - s_i [x_i, bias] w)^2`` with ``w``
+    including the bias weight; the value ``objective_`` holds.
+    """
+    margins = ysign * (np.asarray(X @ w[:-1]).ravel() + bias * w[-1])
+    slack = np.maximum(0.0, 1.0 - margins)
+    return float(np.abs(w).sum()) + float(cost @ slack ** 2)
+
+
+def _feature_columns(X, bias):
+    """The columns of ``X`` (and the constant column ``bias`` when it is not 0)
+    as the rows of a CSR or dense C-ordered matrix, as :func:`kernel_rows` arrays
+    for ``_coordinate_descent.l1r_l2_svc``."""
+    n_samples = X.shape[0]
+    if sp.issparse(X):
+        XT = sp.csr_matrix(X.T)
+        if bias:
+            XT = sp.vstack([XT, sp.csr_matrix(np.full((1, n_samples), bias))], format="csr")
+        XT.sum_duplicates()
+        XT.sort_indices()
+        XT = sp.csr_matrix((np.ascontiguousarray(XT.data, dtype=np.float64),
+                            XT.indices.astype(np.int32), XT.indptr.astype(np.int32)),
+                           shape=XT.shape)
+    else:
+        XT = X.T
+        if bias:
+            XT = np.vstack([XT, np.full((1, n_samples), bias)])
+        XT = np.ascontiguousarray(XT, dtype=np.float64)
+    return kernel_rows(XT), XT.shape[0]
 
 
 class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
@@ -108,17 +146,27 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         > 0: one progress line per binary problem when it is solved (passes,
         projected-gradient spread and dual objective for ``dual_cd``; steps
         for Pegasos).
-    penalty : {"l2"}, default="l2"
-        scikit-learn's name for the regulariser.  Only ``"l2"``: linclass has
-        no L1-regularised SVM solver (``"l1"`` raises and names the
-        alternatives: ``SGDClassifier(penalty="l1")``, ``LassoClassifier``).
+    penalty : {"l2", "l1"}, default="l2"
+        The regulariser.  ``"l2"``: ``0.5 ||w||^2`` as above, solved by
+        ``solver``.  ``"l1"``: ``||w||_1`` with the squared hinge (the
+        problem ``||w||_1 + sum_i C_i max(0, 1 - m_i)^2``, LIBLINEAR's ``-s 5``
+        and scikit-learn's ``LinearSVC(penalty="l1", dual=False)``), solved
+        in the primal by coordinate descent with a Newton direction and line
+        search (Yuan et al. 2010), with shrinking when ``shrinking``; it
+        stops when the sum of the minimum-norm subgradients of a pass is
+        below ``tol`` times the first pass's (after a warm start: times the
+        sum at ``w = 0``).  Many weights come out exactly
+        0; the intercept weight is L1-regularised too.  Needs
+        ``loss="squared_hinge"`` and ``dual`` False or ``"auto"``;
+        ``solver`` does not apply.
     dual : {"auto", True, False}, default="auto"
         scikit-learn's choice between the primal and the dual problem.  For
         the squared hinge the L2-regularised problem is strictly convex, so
         both have the same solution and linclass solves it in the dual
         (``dual_cd``) whatever the value; ``dual=False`` with the hinge loss
         raises, as in scikit-learn (the primal hinge problem is not
-        differentiable).
+        differentiable).  ``penalty="l1"`` is solved in the primal only:
+        ``dual=True`` with it raises, ``"auto"`` means the primal.
     multi_class : {"ovr", "crammer_singer"}, default="ovr"
         ``"ovr"``: one binary problem per class.  ``"crammer_singer"``: the
         joint multi-class SVM, fitted by :class:`CrammerSingerSVC` (``C``,
@@ -133,6 +181,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     classes_, n_features_in_
     n_iter_ : int
         Largest number of passes over the binary problems.
+    objective_ : ndarray of shape (n_problems,)
+        Final primal objective of each problem (``penalty="l1"`` only; see
+        :func:`l1_svm_objective`).
     dual_coef_ : ndarray of shape (n_problems, n_samples)
         Dual variables ``alpha`` (``dual_cd`` only).
     dual_objective_ : ndarray of shape (n_problems,)
@@ -172,12 +223,22 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("solver must be one of %s, got %r" % (_SOLVERS, self.solver))
         if self.fit_intercept:
             check_positive(self.intercept_scaling, "intercept_scaling")
-        if self.penalty != "l2":
-            raise ValueError("penalty=%r is not supported: LinearSVC solves the L2-regularised "
-                             "SVM only; for an L1 penalty use SGDClassifier(penalty='l1', "
-                             "loss='squared_hinge') or LassoClassifier" % (self.penalty,))
+        if not isinstance(self.penalty, str) or self.penalty not in ("l2", "l1"):
+            raise ValueError("penalty must be 'l2' or 'l1', got %r" % (self.penalty,))
         if not (self.dual == "auto" or isinstance(self.dual, (bool, np.bool_))):
             raise ValueError("dual must be 'auto', True or False, got %r" % (self.dual,))
+        if self.penalty == "l1":
+            if self.loss != "squared_hinge":
+                raise ValueError("Unsupported set of arguments: penalty='l1' is only supported "
+                                 "with loss='squared_hinge', got loss=%r" % (self.loss,))
+            if self.dual is True:
+                raise ValueError("Unsupported set of arguments: penalty='l1' with "
+                                 "loss='squared_hinge' is solved in the primal only; use "
+                                 "dual=False or dual='auto'")
+            if self.multi_class != "ovr":
+                raise ValueError("penalty='l1' needs multi_class='ovr' (the Crammer-Singer "
+                                 "SVM is L2-regularised), got multi_class=%r"
+                                 % (self.multi_class,))
         if self.dual is False and self.loss == "hinge":
             raise ValueError("Unsupported set of arguments: loss='hinge' is not supported "
                              "with dual=False (the primal hinge problem is not "
@@ -212,6 +273,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
         rng = check_random_state(self.random_state)
         seeds = [int(s) for s in rng.integers(0, 2**63 - 1, size=n_problems)]
+        if self.penalty == "l1":
+            return self._fit_l1(X, classes, codes, cost, bias, seeds)
+        self.__dict__.pop("objective_", None)
         rows = kernel_rows(X)
         warm = (self.warm_start and hasattr(self, "coef_") and hasattr(self, "classes_")
                 and np.array_equal(self.classes_, classes) and self.n_features_in_ == n_features)
@@ -279,6 +343,60 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             self._pegasos_steps = np.array([r[4] for r in results])
             self.__dict__.pop("dual_coef_", None)
             self.__dict__.pop("dual_objective_", None)
+        return self
+
+    def _fit_l1(self, X, classes, codes, cost, bias, seeds):
+        """One-vs-rest L1-regularised squared-hinge problems (``penalty="l1"``)."""
+        n_samples, n_features = X.shape
+        n_problems = len(seeds)
+        columns, n_columns = _feature_columns(X, bias)
+        warm = (self.warm_start and hasattr(self, "coef_") and hasattr(self, "classes_")
+                and np.array_equal(self.classes_, classes) and self.n_features_in_ == n_features
+                and self.coef_.shape[0] == n_problems)
+
+        def solve(p):
+            if n_problems == 1:
+                ysign = np.where(codes == 1, 1.0, -1.0)
+            else:
+                ysign = np.where(codes == p, 1.0, -1.0)
+            # the labels folded into the columns: z_ij = s_i x_ij
+            if columns["is_sparse"]:
+                signed = dict(columns, data=columns["data"] * ysign[columns["indices"]])
+            else:
+                signed = dict(columns, data=(columns["data"].reshape(n_columns, n_samples)
+                                             * ysign).reshape(-1))
+            w = np.zeros(n_columns)
+            if warm:
+                w[:n_features] = self.coef_[p]
+                if bias:
+                    w[n_features] = self.intercept_[p] / bias
+            n_iter, gnorm, gnorm0, objective = _coordinate_descent.l1r_l2_svc(
+                **signed, n_features=n_columns, n_samples=n_samples, cost=cost,
+                w=w, tol=float(self.tol), max_iter=int(self.max_iter),
+                shrinking=bool(self.shrinking), seed=seeds[p])
+            if self.verbose:
+                print("LinearSVC l1 problem %d/%d: %d passes, subgradient sum %.3g (first "
+                      "pass %.3g, tol %g), objective %.10g, %d non-zero weights"
+                      % (p + 1, n_problems, n_iter, gnorm, gnorm0, self.tol, objective,
+                         int(np.count_nonzero(w[:n_features]))))
+            return w, n_iter, gnorm, gnorm0, objective
+
+        results = map_threads(solve, range(n_problems), self.n_jobs)
+        W = np.vstack([r[0] for r in results])
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.coef_ = np.ascontiguousarray(W[:, :n_features])
+        self.intercept_ = W[:, n_features] * bias if bias else np.zeros(n_problems)
+        self.n_iter_ = int(max(r[1] for r in results))
+        self.objective_ = np.array([r[4] for r in results])
+        for name in ("dual_coef_", "dual_objective_", "_pegasos_steps"):
+            self.__dict__.pop(name, None)
+        if self.n_iter_ >= self.max_iter:
+            worst = max(r[2] / r[3] if r[3] > 0 else 0.0 for r in results)
+            warnings.warn("LinearSVC(penalty='l1'): coordinate descent reached max_iter=%d "
+                          "with relative subgradient sum %.3g > tol=%g; increase max_iter "
+                          "or scale the data" % (self.max_iter, worst, self.tol),
+                          ConvergenceWarning)
         return self
 
     def _fit_crammer_singer(self, X, y, sample_weight):

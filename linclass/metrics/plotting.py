@@ -11,6 +11,9 @@ References
 P. Flach, *Machine Learning: The Art and Science of Algorithms that Make Sense
 of Data*, Cambridge University Press, 2012: coverage and ROC plots (section
 2.2), margin losses (figure 7.7).
+S. Lacoste-Julien, M. Jaggi, M. Schmidt, P. Pletscher, "Block-coordinate
+Frank-Wolfe optimization for structural SVMs", ICML 2013: duality gap
+against time (figures 2-3).
 """
 import numpy as np
 
@@ -20,7 +23,8 @@ from . import losses as _losses
 from . import scores as _scores
 
 __all__ = ["plot_roc", "plot_coverage", "plot_precision_recall", "plot_confusion_matrix",
-           "plot_margin_losses", "plot_learning_curve"]
+           "plot_margin_losses", "plot_learning_curve", "plot_training_history",
+           "plot_transitions", "plot_duality_gap"]
 
 _INSTALL_HINT = ("linclass.metrics.plotting needs matplotlib, which is not installed; "
                  "install it with: pip install 'linclass[plot]'")
@@ -320,4 +324,244 @@ def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=None, ax=Non
     ax.set_xlabel("predicted label")
     ax.set_ylabel("true label")
     ax.set_title("Confusion matrix")
+    return figure
+
+
+def _history_rows(source, name="estimator_or_history"):
+    """The per-iteration rows of ``source``: a fitted estimator's ``history_`` or
+    the list of dicts itself."""
+    rows = getattr(source, "history_", source)
+    if isinstance(rows, dict) or not isinstance(rows, (list, tuple)) \
+            or not all(isinstance(r, dict) for r in rows):
+        raise ValueError("%s must be a fitted estimator with a history_ (list of dict per "
+                         "iteration) or such a list, got %s" % (name, type(source).__name__))
+    if not rows:
+        raise ValueError("%s has an empty history: nothing to plot" % name)
+    return list(rows)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float, np.integer, np.floating)) \
+        and not isinstance(value, (bool, np.bool_))
+
+
+_X_KEYS = ("iteration", "epoch")
+_TIME_KEYS = ("time", "seconds")
+
+
+def plot_training_history(estimator_or_history, keys=None, *, x="iteration", logy=False,
+                          ax=None, figsize=(6, 4)):
+    """Learning curve of one fit: the numbers an estimator records per
+    iteration (its ``history_``; what ``verbose`` prints) against iteration or time.
+
+    Parameters
+    ----------
+    estimator_or_history : fitted estimator with ``history_``, or list of dict
+        E.g. :class:`~linclass.SequenceTagger` (``token_error_rate`` per epoch),
+        :class:`~linclass.CRF` (``loss``), :class:`~linclass.StructuredSVM`
+        (``objective``, ``dual_objective``, ``gap``), :class:`~linclass.MixtureNB`.
+    keys : str or list of str, optional
+        The entries to draw (default: every numeric entry that is neither the
+        x axis nor a time).  Rows without a numeric value for a key (e.g.
+        ``gap`` of an iteration served from a cache) are left out of its line.
+    x : {"iteration", "time"}, default="iteration"
+        ``"iteration"``: the row's ``iteration``/``epoch`` entry (its position
+        when there is none); ``"time"``: its ``time``/``seconds`` entry.
+    logy : bool, default=False
+        Logarithmic y axis (non-positive values are then left out).
+    ax : matplotlib Axes, optional
+    figsize : (float, float)
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rows = _history_rows(estimator_or_history)
+    if x not in ("iteration", "time"):
+        raise ValueError("x must be 'iteration' or 'time', got %r" % (x,))
+    if x == "time":
+        x_key = next((k for k in _TIME_KEYS if k in rows[0]), None)
+        if x_key is None:
+            raise ValueError("x='time': the history records no time (no 'time' or 'seconds' "
+                             "entry); use x='iteration'")
+    else:
+        x_key = next((k for k in _X_KEYS if k in rows[0]), None)
+    skip = set(_X_KEYS) | set(_TIME_KEYS) | {"cpu_seconds"}
+    if keys is None:
+        keys = [k for k, v in rows[0].items() if k not in skip and _is_number(v)]
+        for row in rows[1:]:
+            keys += [k for k, v in row.items() if k not in skip and k not in keys
+                     and _is_number(v)]
+        if not keys:
+            raise ValueError("the history has no numeric entry to plot besides %s"
+                             % sorted(skip & set(rows[0])))
+    elif isinstance(keys, str):
+        keys = [keys]
+    else:
+        keys = list(keys)
+    missing = [k for k in keys if not any(_is_number(r.get(k)) for r in rows)]
+    if missing:
+        raise ValueError("keys %s: no iteration of the history records a number for them; "
+                         "available: %s" % (missing, sorted({k for r in rows for k, v in
+                                                             r.items() if _is_number(v)})))
+    figure, ax = _new_axes(ax, figsize)
+    for key in keys:
+        xs, ys = [], []
+        for pos, row in enumerate(rows):
+            value = row.get(key)
+            if not _is_number(value) or (logy and value <= 0):
+                continue
+            xs.append(float(row[x_key]) if x_key is not None else pos + 1.0)
+            ys.append(float(value))
+        ax.plot(xs, ys, marker="o" if len(xs) <= 50 else None, label=key)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("seconds since the start of fit" if x == "time" else (x_key or "iteration"))
+    ax.set_ylabel(keys[0] if len(keys) == 1 else "value")
+    ax.set_title("Training history")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best")
+    return figure
+
+
+def plot_transitions(tagger_or_crf, *, ax=None, cmap="RdBu_r", annotate=None,
+                     figsize=None):
+    """Heat map of a sequence model's label-transition weights.
+
+    Row ``a``, column ``b`` shows the weight of the transition from label
+    ``a`` (previous token) to label ``b`` (next token): ``transitions_[a, b]``
+    of :class:`~linclass.SequenceTagger` and :class:`~linclass.CRF`, the log
+    transition probabilities ``log_transitions_`` of :class:`~linclass.HMM`.
+    The colour scale is centred on 0.
+
+    Parameters
+    ----------
+    tagger_or_crf : fitted model with ``transitions_`` (or ``log_transitions_``)
+        of shape (K, K) and ``classes_`` (K,)
+    ax : matplotlib Axes, optional
+    cmap : str, default="RdBu_r"
+        A diverging colormap: positive weights red, negative blue.
+    annotate : bool, optional
+        Write each weight in its cell (default: when K <= 12).
+    figsize : (float, float), optional
+        Default grows with the number of labels.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    trans = getattr(tagger_or_crf, "transitions_", None)
+    what = "transition weight"
+    if trans is None and getattr(tagger_or_crf, "log_transitions_", None) is not None:
+        trans = tagger_or_crf.log_transitions_
+        what = "log P(next | previous)"
+    classes = getattr(tagger_or_crf, "classes_", None)
+    if trans is None or classes is None:
+        raise ValueError("tagger_or_crf must be a fitted sequence model with transitions_ and "
+                         "classes_ (SequenceTagger, CRF), got %s" % type(tagger_or_crf).__name__)
+    trans = np.asarray(trans, dtype=np.float64)
+    labels = [str(c) for c in classes]
+    K = len(labels)
+    if trans.shape != (K, K):
+        raise ValueError("transitions_ has shape %r, expected (%d, %d) for %d classes_"
+                         % (trans.shape, K, K, K))
+    if annotate is None:
+        annotate = K <= 12
+    if figsize is None:
+        side = min(12.0, 2.5 + 0.45 * K)
+        figsize = (side + 1.0, side)
+    figure, ax = _new_axes(ax, figsize)
+    finite = np.abs(trans[np.isfinite(trans)])
+    bound = float(finite.max()) if finite.size and np.any(finite) else 1.0
+    image = ax.imshow(trans, cmap=cmap, vmin=-bound, vmax=bound, interpolation="nearest")
+    figure.colorbar(image, ax=ax, label=what)
+    ax.set_xticks(np.arange(K))
+    ax.set_xticklabels(labels, rotation=90 if K > 6 else 0)
+    ax.set_yticks(np.arange(K))
+    ax.set_yticklabels(labels)
+    ax.set_xlabel("next label")
+    ax.set_ylabel("previous label")
+    ax.set_title("Transition weights")
+    if annotate:
+        for a in range(K):
+            for b in range(K):
+                ax.text(b, a, "%.2g" % trans[a, b], ha="center", va="center", fontsize=8,
+                        color="white" if abs(trans[a, b]) > 0.6 * bound else "black")
+    return figure
+
+
+def plot_duality_gap(estimator_or_history, *, x="time", relative=False, ax=None,
+                     figsize=(6, 4)):
+    """Duality gap of a structural SVM fit against time (or iteration), log scale.
+
+    Reads the ``gap`` (primal minus dual objective) and ``time`` (seconds since
+    the start of ``fit``) that :class:`~linclass.StructuredSVM`,
+    :class:`~linclass.MultiClassSVM` and ``SequenceTagger(trainer="ssvm")``
+    record per iteration in ``history_``; iterations without an exact gap
+    (BCFW passes between gap checks, iterations served from the inference
+    cache) are left out.
+
+    Parameters
+    ----------
+    estimator_or_history : fitted estimator, list of dict, or dict of name to either
+        Several fits under their names draw one line each (e.g. methods compared).
+    x : {"time", "iteration"}, default="time"
+    relative : bool, default=False
+        Plot ``gap / objective`` (the relative gap the solvers stop on).
+    ax : matplotlib Axes, optional
+    figsize : (float, float)
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if x not in ("time", "iteration"):
+        raise ValueError("x must be 'time' or 'iteration', got %r" % (x,))
+    if isinstance(estimator_or_history, dict) and not all(
+            isinstance(k, str) for k in estimator_or_history):
+        raise ValueError("estimator_or_history as a dict maps names (str) to fits")
+    named = (list(estimator_or_history.items()) if isinstance(estimator_or_history, dict)
+             else [(None, estimator_or_history)])
+    if not named:
+        raise ValueError("estimator_or_history is an empty dict; give at least one fit")
+    curves = []
+    for name, source in named:
+        rows = _history_rows(source)
+        points = []
+        for pos, row in enumerate(rows):
+            gap = row.get("gap")
+            if not _is_number(gap):
+                continue
+            if relative:
+                primal = row.get("objective")
+                if not _is_number(primal) or primal <= 0:
+                    continue
+                gap = gap / primal
+            if x == "time":
+                t = row.get("time", row.get("seconds"))
+                if not _is_number(t):
+                    raise ValueError("x='time': the history records no time per iteration; "
+                                     "use x='iteration'")
+            else:
+                t = row.get("iteration", pos + 1)
+            points.append((float(t), max(float(gap), 0.0)))
+        if not points:
+            raise ValueError("%s records no duality gap (history_ rows need a numeric 'gap', "
+                             "as StructuredSVM/MultiClassSVM write)"
+                             % ("the history" if name is None else repr(name)))
+        curves.append((name, points))
+    figure, ax = _new_axes(ax, figsize)
+    for name, points in curves:
+        xs = np.array([p[0] for p in points])
+        gaps = np.array([p[1] for p in points])
+        positive = gaps > 0                    # an exact 0 has no place on a log axis
+        ax.plot(xs[positive], gaps[positive], marker="o" if len(xs) <= 50 else None,
+                label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds since the start of fit" if x == "time" else "iteration")
+    ax.set_ylabel("relative duality gap" if relative else "duality gap (primal - dual)")
+    ax.set_title("Duality gap")
+    ax.grid(True, which="both", alpha=0.3)
+    if any(name is not None for name, _ in curves):
+        ax.legend(loc="best")
     return figure

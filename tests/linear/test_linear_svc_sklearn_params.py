@@ -1,4 +1,5 @@
-"""LinearSVC's scikit-learn-named parameters: penalty, dual, multi_class."""
+"""LinearSVC's scikit-learn-named parameters: penalty, dual, multi_class
+(``penalty="l1"`` itself: test_linear_svc_l1.py)."""
 import numpy as np
 import pytest
 
@@ -50,8 +51,8 @@ def test_dual_false_gives_the_primal_solution_of_scikit_learn():
 
 def test_unsupported_combinations_raise_like_scikit_learn():
     X, y = _iris_like()
-    with pytest.raises(ValueError, match="penalty='l1' is not supported.*SGDClassifier"):
-        LinearSVC(penalty="l1").fit(X, y)
+    with pytest.raises(ValueError, match="penalty='l1' is only supported with loss="):
+        LinearSVC(penalty="l1", loss="hinge").fit(X, y)
     with pytest.raises(ValueError, match="hinge.*dual=False"):
         LinearSVC(loss="hinge", dual=False).fit(X, y)
     with pytest.raises(ValueError, match="multi_class"):

@@ -18,6 +18,7 @@ ESTIMATORS = [
     # solutions of the same strictly convex problem to rtol=1e-7
     LinearSVC(random_state=0, tol=1e-12, max_iter=20000),
     LinearSVC(solver="pegasos", random_state=0, max_iter=100),
+    LinearSVC(penalty="l1", dual=False, random_state=0, tol=1e-12, max_iter=20000),
     CrammerSingerSVC(random_state=0, tol=1e-12, max_iter=20000),
     WestonWatkinsSVC(random_state=0, tol=1e-12, max_iter=20000),
     OneVsRestClassifier(LinearSVC(random_state=0, tol=1e-12, max_iter=20000)),
