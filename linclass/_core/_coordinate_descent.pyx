@@ -54,7 +54,30 @@ from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy, row_sq_norm
 from linclass._core._rowsview cimport rows_from_views
 from linclass._core._random cimport Rng, rng_seed, rng_below
 
-from scipy.linalg.cython_blas cimport ddot, daxpy, dgemv
+
+
+cdef inline double _dot(Py_ssize_t n, const double* x, const double* y) noexcept nogil:
+    """x . y with four independent sums (vectorisable without reassociation; no
+    BLAS: the build has no scipy to cimport from)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t i = 0
+    while i + 4 <= n:
+        s0 += x[i] * y[i]
+        s1 += x[i + 1] * y[i + 1]
+        s2 += x[i + 2] * y[i + 2]
+        s3 += x[i + 3] * y[i + 3]
+        i += 4
+    while i < n:
+        s0 += x[i] * y[i]
+        i += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void _axpy(Py_ssize_t n, double a, const double* x, double* y) noexcept nogil:
+    """y += a x."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        y[i] += a * x[i]
 
 
 cdef inline double soft_threshold(double x, double lam) noexcept nogil:
@@ -140,9 +163,9 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                    double tol, Py_ssize_t max_iter):
     """:func:`lasso_cd` for dense ``X``: the columns of ``D X`` are the rows of
     ``XT`` (n_features x n_samples, from :func:`scaled_transpose`, which also
-    gives their squared norms ``sq``), and the column sweeps are BLAS ``ddot`` /
-    ``daxpy`` (vectorised; the generic row loops are not), the gap's ``Xt^T r``
-    one ``dgemv``.  Same updates, stopping rule and result as :func:`lasso_cd`.
+    gives their squared norms ``sq``), and the column sweeps are contiguous dot
+    products and axpys over those rows (vectorised; the generic row loops are
+    not), the gap's ``Xt^T r`` one more such pass.  Same updates, stopping rule and result as :func:`lasso_cd`.
     Uses ``(D x_j) . v = sum_i sw_i x_ij = (v . v) mu_j`` (``mu`` is zero
     without an intercept, and then that term is not needed).
     """
@@ -154,11 +177,10 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
     cdef double[::1] norm = np.empty(d), a = np.empty(d), xr_all = np.empty(d)
     cdef double[::1] R = np.empty(n)
     cdef Py_ssize_t it = 0, i, j
-    cdef int nn = <int>n, dd = <int>d, one = 1
-    cdef double vv = 0.0, vr = 0.0, s = 0.0, yy = 0.0, rho, xr, w_new, delta, neg
-    cdef double d_max, w_max, gap = INFINITY, gap_tol, zero = 0.0, unit = 1.0
+    cdef double vv = 0.0, vr = 0.0, s = 0.0, yy = 0.0, rho, xr, w_new, delta
+    cdef double d_max, w_max, gap = INFINITY, gap_tol
     cdef double dual_norm, R_norm2, w_norm1, Ry, const_
-    cdef double* Xj
+    cdef const double* Xj
     with nogil:
         for i in range(n):
             vv += v[i] * v[i]
@@ -168,10 +190,9 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
             a[j] = vv * mu[j]
             norm[j] = sq[j] - 2.0 * mu[j] * a[j] + mu[j] * mu[j] * vv
             if w[j] != 0.0:
-                neg = -w[j]
-                daxpy(&nn, &neg, <double*>&XT[j, 0], &one, &r[0], &one)
+                _axpy(n, -w[j], &XT[j, 0], &r[0])
                 s += w[j] * mu[j]
-        vr = ddot(&nn, <double*>&v[0], &one, &r[0], &one)
+        vr = _dot(n, &v[0], &r[0])
         while it < max_iter:
             d_max = 0.0
             w_max = 0.0
@@ -179,15 +200,14 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                 if norm[j] <= 0.0:
                     w[j] = 0.0
                     continue
-                Xj = <double*>&XT[j, 0]
-                xr = ddot(&nn, Xj, &one, &r[0], &one) + s * a[j] \
+                Xj = &XT[j, 0]
+                xr = _dot(n, Xj, &r[0]) + s * a[j] \
                     - mu[j] * vr - mu[j] * s * vv                      # Xt_j . r
                 rho = xr + w[j] * norm[j]
                 w_new = soft_threshold(rho, lam) / norm[j]
                 delta = w_new - w[j]
                 if delta != 0.0:
-                    neg = -delta
-                    daxpy(&nn, &neg, Xj, &one, &r[0], &one)            # r -= delta Xt_j
+                    _axpy(n, -delta, Xj, &r[0])                        # r -= delta Xt_j
                     s += delta * mu[j]
                     vr -= delta * a[j]
                     w[j] = w_new
@@ -197,7 +217,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                     w_max = fabs(w[j])
             it += 1
             if w_max == 0.0 or d_max <= tol * w_max or it == max_iter:
-                # the gap of duality_gap, with X^T R by one dgemv
+                # the gap of duality_gap, with X^T R row by row of XT
                 vr = 0.0
                 R_norm2 = 0.0
                 Ry = 0.0
@@ -206,8 +226,8 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                     vr += v[i] * R[i]
                     R_norm2 += R[i] * R[i]
                     Ry += R[i] * yt[i]
-                dgemv("T", &nn, &dd, &unit, <double*>&XT[0, 0], &nn, &R[0], &one, &zero,
-                      &xr_all[0], &one)
+                for j in range(d):
+                    xr_all[j] = _dot(n, &XT[j, 0], &R[0])
                 dual_norm = 0.0
                 w_norm1 = 0.0
                 for j in range(d):
@@ -222,7 +242,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                     const_ = 1.0
                     gap = R_norm2
                 gap = gap + lam * w_norm1 - const_ * Ry
-                vr = ddot(&nn, <double*>&v[0], &one, &r[0], &one)
+                vr = _dot(n, &v[0], &r[0])
                 if gap <= gap_tol:
                     break
     return it, gap, gap_tol
