@@ -454,8 +454,9 @@ class SequenceTagger(BaseEstimator):
         if buffers is None or len(buffers) != n_shards or \
                 buffers[0][0][0].shape != weights[0].shape:
             # private weights (kept equal to the mixed ones between epochs), zero sums
+            # (np.zeros: calloc, so only the pages of rows a shard touches are faulted in)
             buffers = self._mix_buffers = [
-                ([w.copy() for w in weights], [np.zeros_like(u) for u in sums],
+                ([w.copy() for w in weights], [np.zeros(u.shape, u.dtype) for u in sums],
                  np.zeros(weights[0].shape[0], np.uint8)) for _ in range(n_shards)]
         for w, u, _ in buffers:                  # the small arrays: copy / clear whole
             for a in range(1, len(weights)):
@@ -470,21 +471,23 @@ class SequenceTagger(BaseEstimator):
                 np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]),
                 order=self.order, counter=c0, touched=touched, binary=binary)
 
+        shard_w = [w[0] for w, _, _ in buffers]
+        shard_u = [u[0] for _, u, _ in buffers]
+
+        def mix(part):
+            _sequence.mix_emission_rows(part, shard_w, shard_u, weights[0], sums[0])
+
         with ThreadPoolExecutor(n_shards) as pool:
             results = list(pool.map(run, range(n_shards)))
-        touched = buffers[0][2]
-        for _, _, t in buffers[1:]:
-            touched |= t
-        rows = np.flatnonzero(touched)
-        # emission rows no shard updated are equal in every shard: mix the others only
-        mean_w = np.zeros((len(rows), weights[0].shape[1]), np.float64)
-        for w, u, _ in buffers:
-            mean_w += w[0][rows]
-            sums[0][rows] += u[0][rows] / n_shards
-        weights[0][rows] = (mean_w / n_shards).astype(np.float32)
-        for w, u, t in buffers:
-            w[0][rows] = weights[0][rows]
-            u[0][rows] = 0.0
+            touched = buffers[0][2]
+            for _, _, t in buffers[1:]:
+                touched |= t
+            rows = np.flatnonzero(touched).astype(np.int64)
+            # emission rows no shard updated are equal in every shard: mix the others
+            # only, in one fused pass (weights, sums and the shards' private copies),
+            # the rows split over the threads (each entry is mixed by one thread alone)
+            list(pool.map(mix, np.array_split(rows, n_shards)))
+        for _, _, t in buffers:
             t[...] = 0
         for a in range(1, len(weights)):
             mean_w = np.zeros(weights[a].shape, np.float64)

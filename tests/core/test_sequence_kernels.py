@@ -262,3 +262,37 @@ def test_binary_flag_matches_the_data():
 def test_simd_level_rejects_unknown_levels():
     with pytest.raises(ValueError, match="level"):
         _sequence.simd_level(3)
+
+
+@pytest.mark.parametrize("n_shards", [1, 2, 3])
+def test_mix_emission_rows_equals_the_numpy_mixing_bit_for_bit(n_shards):
+    # the fused kernel of iterative parameter mixing against the numpy expression
+    # it replaced (same operations, same order)
+    from linclass._core import _sequence as core
+    rng = np.random.default_rng(n_shards)
+    F, K = 40, 7
+    W = rng.normal(size=(F, K)).astype(np.float32)
+    U = rng.normal(size=(F, K))
+    shards_w = [rng.normal(size=(F, K)).astype(np.float32) for _ in range(n_shards)]
+    shards_u = [rng.normal(size=(F, K)) for _ in range(n_shards)]
+    rows = np.sort(rng.choice(F, size=17, replace=False)).astype(np.int64)
+    W_ref, U_ref = W.copy(), U.copy()
+    w_ref = [w.copy() for w in shards_w]
+    u_ref = [u.copy() for u in shards_u]
+    mean_w = np.zeros((len(rows), K), np.float64)
+    for w, u in zip(w_ref, u_ref):
+        mean_w += w[rows]
+        U_ref[rows] += u[rows] / n_shards
+    W_ref[rows] = (mean_w / n_shards).astype(np.float32)
+    for w, u in zip(w_ref, u_ref):
+        w[rows] = W_ref[rows]
+        u[rows] = 0.0
+    core.mix_emission_rows(rows, shards_w, shards_u, W, U)
+    assert W.tobytes() == W_ref.tobytes() and U.tobytes() == U_ref.tobytes()
+    for a, b in zip(shards_w + shards_u, w_ref + u_ref):
+        assert a.tobytes() == b.tobytes()
+    with pytest.raises(ValueError, match="out of range"):
+        core.mix_emission_rows(np.array([F], dtype=np.int64), shards_w, shards_u, W, U)
+    with pytest.raises(ValueError, match="shape"):
+        core.mix_emission_rows(rows, [np.zeros((F, K + 1), np.float32)] * n_shards,
+                               shards_u, W, U)
