@@ -37,8 +37,8 @@ model plus |w_j| (a soft-thresholded step), then a backtracking line search
 on the exact objective (sufficient decrease with sigma = 0.01), first tried
 against a cheap upper bound of the loss change.  The slack b_i = 1 - s_i w.x_i
 is kept up to date, so a step costs O(nnz of column j).  Shrinking removes
-coordinates at zero whose gradient lies well inside [-1, 1]; the solver stops
-when the sum of minimum-norm subgradients of a pass falls below tol times the
+coordinates at zero whose gradient lies well inside the interval from -1 to 1; the
+solver stops when the sum of minimum-norm subgradients of a pass falls below tol times the
 first pass's (from a warm start: times the sum at w = 0), after a final pass
 over every coordinate.
 
@@ -89,6 +89,21 @@ cdef inline double soft_threshold(double x, double lam) noexcept nogil:
     return 0.0
 
 
+cdef inline double gap_from_residual(double R_norm2, double Ry, double w_norm1,
+                                     double dual_norm, double lam) noexcept nogil:
+    """The lasso duality gap from the residual's squared norm ``R_norm2``, its product
+    ``Ry`` with the targets, ``||w||_1`` and ``||X^T R||_inf`` (the dual point is
+    the residual scaled into the feasible set)."""
+    cdef double const_, gap
+    if dual_norm > lam:
+        const_ = lam / dual_norm
+        gap = 0.5 * (R_norm2 + R_norm2 * const_ * const_)
+    else:
+        const_ = 1.0
+        gap = R_norm2
+    return gap + lam * w_norm1 - const_ * Ry
+
+
 cdef double duality_gap(const Rows* XT, const double* mu, const double* v,
                         const double* a, double vv, const double* r_stored, double s,
                         const double* yt, const double* w, double lam, double* R) noexcept nogil:
@@ -97,7 +112,6 @@ cdef double duality_gap(const Rows* XT, const double* mu, const double* v,
     cdef const double* values
     cdef const int* indices
     cdef double vr = 0.0, xr, dual_norm = 0.0, R_norm2 = 0.0, w_norm1 = 0.0, Ry = 0.0
-    cdef double const_, gap
     for i in range(n):
         R[i] = r_stored[i] + s * v[i]                      # r = r_stored + s v
         vr += v[i] * R[i]
@@ -109,13 +123,7 @@ cdef double duality_gap(const Rows* XT, const double* mu, const double* v,
         if fabs(xr) > dual_norm:
             dual_norm = fabs(xr)
         w_norm1 += fabs(w[j])
-    if dual_norm > lam:
-        const_ = lam / dual_norm
-        gap = 0.5 * (R_norm2 + R_norm2 * const_ * const_)
-    else:
-        const_ = 1.0
-        gap = R_norm2
-    return gap + lam * w_norm1 - const_ * Ry
+    return gap_from_residual(R_norm2, Ry, w_norm1, dual_norm, lam)
 
 
 def scaled_transpose(const double[:, ::1] X, const double[::1] v, double[::1] sq):
@@ -179,7 +187,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
     cdef Py_ssize_t it = 0, i, j
     cdef double vv = 0.0, vr = 0.0, s = 0.0, yy = 0.0, rho, xr, w_new, delta
     cdef double d_max, w_max, gap = INFINITY, gap_tol
-    cdef double dual_norm, R_norm2, w_norm1, Ry, const_
+    cdef double dual_norm, R_norm2, w_norm1, Ry
     cdef const double* Xj
     with nogil:
         for i in range(n):
@@ -235,13 +243,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                     if xr > dual_norm:
                         dual_norm = xr
                     w_norm1 += fabs(w[j])
-                if dual_norm > lam:
-                    const_ = lam / dual_norm
-                    gap = 0.5 * (R_norm2 + R_norm2 * const_ * const_)
-                else:
-                    const_ = 1.0
-                    gap = R_norm2
-                gap = gap + lam * w_norm1 - const_ * Ry
+                gap = gap_from_residual(R_norm2, Ry, w_norm1, dual_norm, lam)
                 vr = _dot(n, &v[0], &r[0])
                 if gap <= gap_tol:
                     break
@@ -268,7 +270,7 @@ def lasso_cd_gram(const double[:, ::1] G, const double[::1] c, double yy, double
     cdef Py_ssize_t it = 0, j, k
     cdef const double* Gj
     cdef double rho, w_new, delta, d_max, w_max, gap = INFINITY, gap_tol = tol * yy
-    cdef double wc, wg, w_norm1, dual_norm, r_norm2, ry, const_
+    cdef double wc, wg, w_norm1, dual_norm, r_norm2
     with nogil:
         for j in range(d):
             if w[j] != 0.0:
@@ -310,14 +312,7 @@ def lasso_cd_gram(const double[:, ::1] G, const double[::1] c, double yy, double
                 r_norm2 = yy - wc - wg
                 if r_norm2 < 0.0:
                     r_norm2 = 0.0
-                ry = yy - wc
-                if dual_norm > lam:
-                    const_ = lam / dual_norm
-                    gap = 0.5 * (r_norm2 + r_norm2 * const_ * const_)
-                else:
-                    const_ = 1.0
-                    gap = r_norm2
-                gap = gap + lam * w_norm1 - const_ * ry
+                gap = gap_from_residual(r_norm2, yy - wc, w_norm1, dual_norm, lam)
                 if gap <= gap_tol:
                     break
     return it, gap, gap_tol
