@@ -73,13 +73,6 @@ cdef inline double _dot(Py_ssize_t n, const double* x, const double* y) noexcept
     return (s0 + s1) + (s2 + s3)
 
 
-cdef inline void _axpy(Py_ssize_t n, double a, const double* x, double* y) noexcept nogil:
-    """y += a x."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        y[i] += a * x[i]
-
-
 cdef inline double soft_threshold(double x, double lam) noexcept nogil:
     """sign(x) * max(|x| - lam, 0)"""
     if x > lam:
@@ -198,7 +191,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
             a[j] = vv * mu[j]
             norm[j] = sq[j] - 2.0 * mu[j] * a[j] + mu[j] * mu[j] * vv
             if w[j] != 0.0:
-                _axpy(n, -w[j], &XT[j, 0], &r[0])
+                row_axpy(-w[j], &XT[j, 0], NULL, n, &r[0])
                 s += w[j] * mu[j]
         vr = _dot(n, &v[0], &r[0])
         while it < max_iter:
@@ -215,7 +208,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                 w_new = soft_threshold(rho, lam) / norm[j]
                 delta = w_new - w[j]
                 if delta != 0.0:
-                    _axpy(n, -delta, Xj, &r[0])                        # r -= delta Xt_j
+                    row_axpy(-delta, Xj, NULL, n, &r[0])               # r -= delta Xt_j
                     s += delta * mu[j]
                     vr -= delta * a[j]
                     w[j] = w_new
@@ -396,18 +389,6 @@ cdef inline double sq_hinge_loss(const double* cost, const double* b,
     return s
 
 
-cdef inline void column_shift_slack(const double* values, const int* indices, Py_ssize_t nnz,
-                                    double step, double* b) noexcept nogil:
-    """b_i += step * z_ij over the stored entries of column j (z_ij = s_i x_ij)"""
-    cdef Py_ssize_t k
-    if indices == NULL:
-        for k in range(nnz):
-            b[k] += step * values[k]
-    else:
-        for k in range(nnz):
-            b[indices[k]] += step * values[k]
-
-
 cdef inline double column_shift_loss(const double* values, const int* indices, Py_ssize_t nnz,
                                      const double* cost, double step,
                                      double* b, double* loss_old) noexcept nogil:
@@ -485,7 +466,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
             xj_sq[j] += cost[i] * values[k] * values[k]          # sum_i C_i x_ij^2
         if w[j] != 0.0:
             warm = True
-            column_shift_slack(values, ind, nnz, -w[j], b)       # b -= w_j z_j
+            row_axpy(-w[j], values, ind, nnz, b)       # b -= w_j z_j
     if warm:
         # a warm start may begin near the optimum, where the first pass's
         # subgradient sum is no scale: measure it at w = 0 instead (b = 1)
@@ -555,7 +536,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
                 cond = fabs(w[j] + d) - fabs(w[j]) - sigma * delta
                 appxcond = xj_sq[j] * d * d + g_loss * d + cond     # upper bound first
                 if appxcond <= 0.0:
-                    column_shift_slack(values, ind, nnz, d_diff, b)
+                    row_axpy(d_diff, values, ind, nnz, b)
                     break
                 if n_search == 0:
                     loss_new = column_shift_loss(values, ind, nnz, cost, d_diff, b,
@@ -577,7 +558,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
                 for k in range(n_features):
                     if w[k] != 0.0:
                         nnz = rows_get(XT, k, &values, &ind)
-                        column_shift_slack(values, ind, nnz, -w[k], b)
+                        row_axpy(-w[k], values, ind, nnz, b)
             s += 1
         if it == 0 and not warm:
             gnorm_init = gnorm_new

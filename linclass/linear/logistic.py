@@ -206,14 +206,18 @@ class _ThreadedObjective(_Objective):
         bounds = np.linspace(0, n_params, len(self.parts) + 1).astype(np.int64)
         return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
-    def loss_grad(self, theta):
+    def _block_sums(self, theta):
+        """(summed loss, the blocks' gradients) at theta, losses added in block order."""
         self.n_evals += 1
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
         results = self.threads.map(lambda part: part.loss_grad(theta), self.parts)
         loss = results[0][0]
         for part_loss, _ in results[1:]:
             loss += part_loss
-        grads = [g for _, g in results]
+        return loss, [g for _, g in results]
+
+    def loss_grad(self, theta):
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        loss, grads = self._block_sums(theta)
 
         def add(where):                  # grads[0] += the others, in block order
             for g in grads[1:]:
@@ -228,13 +232,8 @@ class _ThreadedObjective(_Objective):
         (numpy releases the GIL on these slices), in a fixed slice order."""
         if self.precision is not None:
             return super().l2(theta)
-        self.n_evals += 1
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        results = self.threads.map(lambda part: part.loss_grad(theta), self.parts)
-        loss = results[0][0]
-        for part_loss, _ in results[1:]:
-            loss += part_loss
-        grads = [g for _, g in results]
+        loss, grads = self._block_sums(theta)
         inv_var, scale = self.inv_var, self.scale
 
         def finish(where):
