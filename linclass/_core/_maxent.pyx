@@ -141,6 +141,8 @@ def model_expectation(*, const double[::1] data, const int[::1] indices,
 
 from cpython.dict cimport PyDict_Next, PyDict_GetItem, PyDict_SetItem, PyDict_Size
 from cpython.object cimport PyObject
+from cpython.float cimport PyFloat_CheckExact, PyFloat_AS_DOUBLE
+from cpython.long cimport PyLong_CheckExact, PyLong_AsDouble, PyLong_AsLongLong
 
 
 def featureset_ids_numeric(list X, dict numbering, bint fitting):
@@ -154,7 +156,8 @@ def featureset_ids_numeric(list X, dict numbering, bint fitting):
     cdef PyObject* key
     cdef PyObject* value
     cdef PyObject* found
-    cdef object fs, kind
+    cdef object fs
+    cdef double x
     for i in range(n):
         fs = X[i]
         if type(fs) is not dict:
@@ -174,19 +177,19 @@ def featureset_ids_numeric(list X, dict numbering, bint fitting):
         pos = 0
         count_view[i] = PyDict_Size(fs)
         while PyDict_Next(fs, &pos, &key, &value):
-            kind = type(<object>value)
-            if kind is float:
-                value_view[t] = <double>(<object>value)
-            elif kind is int:
+            if PyFloat_CheckExact(<object>value):
+                value_view[t] = PyFloat_AS_DOUBLE(<object>value)
+            elif PyLong_CheckExact(<object>value):
                 try:
-                    value_view[t] = float(<object>value)
-                except OverflowError:
+                    x = PyLong_AsDouble(<object>value)
+                except OverflowError:                   # too large for a double
                     return None
+                value_view[t] = x
             else:
                 return None
             found = PyDict_GetItem(numbering, <object>key)
             if found != NULL:
-                id_view[t] = <object>found
+                id_view[t] = PyLong_AsLongLong(<object>found)
             elif fitting:
                 new_id = PyDict_Size(numbering)
                 PyDict_SetItem(numbering, <object>key, new_id)
