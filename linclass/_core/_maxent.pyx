@@ -20,7 +20,7 @@ Della Pietra, Della Pietra & Lafferty (1997), "Inducing features of random field
 (IIS); Malouf (2002), "A comparison of algorithms for maximum entropy parameter
 estimation".  The caller (linclass.maxent) validates every array.
 """
-from libc.math cimport exp, INFINITY
+from libc.math cimport exp, fabs, INFINITY
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -259,3 +259,40 @@ def joint_rows(const long long[::1] ids, const double[::1] values,
                 ptr[e * K + k + 1] = <int>out
             start = stop
     return data[:out], indices[:out], indptr
+
+
+def iis_newton(const double[:, ::1] A, const double[::1] nf_values,
+               const double[::1] target, const double[::1] base, double inv_var,
+               double limit):
+    """The improved-iterative-scaling update of each feature j: the root ``d_j`` of
+    ``sum_m A[j, m] exp(d nf_m) + inv_var (base_j + d) - target_j`` by Newton's
+    method from 0, each step clipped to ``[-limit, limit]``, at most 100 steps,
+    stopping when a step changes d by <= 1e-12 (1 + |d|)."""
+    cdef Py_ssize_t n = A.shape[0], n_nf = A.shape[1], j, m, it
+    if nf_values.shape[0] != n_nf or target.shape[0] != n or base.shape[0] != n:
+        raise ValueError("iis_newton: inconsistent shapes")
+    out = np.zeros(n)
+    cdef double[::1] d_out = out
+    cdef double d, d_new, g, dg, term, step
+    with nogil:
+        for j in range(n):
+            d = 0.0
+            for it in range(100):
+                g = inv_var * (base[j] + d) - target[j]
+                dg = inv_var
+                for m in range(n_nf):
+                    term = A[j, m] * exp(d * nf_values[m])
+                    g += term
+                    dg += term * nf_values[m]
+                step = g / (dg if dg > 1e-300 else 1e-300) if dg > 0 else 0.0
+                d_new = d - step
+                if d_new > limit:
+                    d_new = limit
+                elif d_new < -limit:
+                    d_new = -limit
+                if fabs(d_new - d) <= 1e-12 * (1.0 + fabs(d)):
+                    d = d_new
+                    break
+                d = d_new
+            d_out[j] = d
+    return out

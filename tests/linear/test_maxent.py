@@ -302,3 +302,18 @@ def test_numeric_featuresets_cython_walk_equals_the_general_path():
     assert ("flag", True, "a") in model.vocabulary_ and ("x0", "a") in model.vocabulary_
     with pytest.raises(ValueError, match="example 4: feature 'x2' has the value inf"):
         MaxEnt().fit(ints[:4] + [dict(ints[4], x2=float("inf"))] + ints[5:], labels)
+
+
+def test_iis_newton_kernel_solves_each_feature_equation():
+    from linclass._core import _maxent
+    rng = np.random.default_rng(32)
+    A = rng.uniform(0.01, 1.0, (40, 4))
+    nf = np.array([1.0, 2.0, 3.0, 5.0])
+    target = rng.uniform(0.05, 2.0, 40)
+    base = rng.normal(size=40)
+    for inv_var in (0.0, 0.5):
+        d = _maxent.iis_newton(A, nf, target, base, inv_var, 50.0 / nf.max())
+        residual = (A * np.exp(np.outer(d, nf))).sum(axis=1) + inv_var * (base + d) - target
+        np.testing.assert_allclose(residual, 0.0, atol=1e-10)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _maxent.iis_newton(A, nf[:3], target, base, 0.0, 1.0)
