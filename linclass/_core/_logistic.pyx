@@ -19,7 +19,7 @@ References: Lin, Weng & Keerthi (2008), "Trust region Newton method for large-sc
 logistic regression", JMLR 9; Malouf (2002), "A comparison of algorithms for
 maximum entropy parameter estimation", CoNLL.
 """
-from libc.math cimport exp, log, log1p
+from libc.math cimport exp, fabs, log, log1p
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -27,22 +27,6 @@ import numpy as np
 from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy
 from linclass._core._mathutils cimport logsumexp
 from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row
-
-
-cdef inline double log1pexp(double t) noexcept nogil:
-    """log(1 + exp(t)) without overflow"""
-    if t > 0:
-        return t + log1p(exp(-t))
-    return log1p(exp(t))
-
-
-cdef inline double sigmoid(double t) noexcept nogil:
-    """1 / (1 + exp(-t)) without overflow"""
-    cdef double e
-    if t >= 0:
-        return 1.0 / (1.0 + exp(-t))
-    e = exp(t)
-    return e / (1.0 + e)
 
 
 # ---------------------------------------------------------------- kernels --
@@ -54,7 +38,7 @@ cdef double binary_pass(const Rows* X, const double* y, const double* sw,
     cdef Py_ssize_t i, j, nnz
     cdef const double* values
     cdef const int* indices
-    cdef double z, yz, loss = 0.0, coef, p
+    cdef double z, yz, loss = 0.0, coef, p, e
     cdef Py_ssize_t n_grad = X.n_cols + (1 if fit_intercept else 0)
     for j in range(n_grad):
         grad[j] = 0.0
@@ -62,8 +46,14 @@ cdef double binary_pass(const Rows* X, const double* y, const double* sw,
         nnz = rows_get(X, i, &values, &indices)
         z = row_dot(values, indices, nnz, w) + b          # X[i] @ w + b
         yz = y[i] * z
-        loss += sw[i] * log1pexp(-yz)                     # s * log(1 + exp(-y z))
-        p = sigmoid(yz)
+        # one exp per row: e = exp(-|yz|) gives log(1 + exp(-yz)) and sigmoid(yz)
+        e = exp(-fabs(yz))
+        if yz >= 0:
+            loss += sw[i] * log1p(e)                      # s * log(1 + exp(-y z))
+            p = 1.0 / (1.0 + e)                           # sigmoid(y z)
+        else:
+            loss += sw[i] * (log1p(e) - yz)
+            p = e / (1.0 + e)
         coef = sw[i] * (p - 1.0) * y[i]                    # d loss_i / d z
         D[i] = sw[i] * p * (1.0 - p)                       # d^2 loss_i / d z^2
         if coef != 0.0:
@@ -92,6 +82,45 @@ cdef void binary_hessp(const Rows* X, const double* D, const double* v,
         row_axpy(t, values, indices, nnz, out)               # out += t * X[i]
         if fit_intercept:
             out[X.n_cols] += t
+
+
+cdef void binary_hessian_pass(const Rows* X, const double* D, int fit_intercept,
+                              double* H, Py_ssize_t p) noexcept nogil:
+    """Upper triangle of H (p x p, row-major, overwritten) = X.T @ diag(D) @ X, the
+    intercept as a last column of ones.  Each row adds D_i x_i x_i^T over the pairs
+    of its stored entries (entry (j, l) goes to H[min(j, l), max(j, l)]; repeated
+    column indices in a row are counted as their sum would be)."""
+    cdef Py_ssize_t i, a, c, nnz, ja, jc, col
+    cdef const double* values
+    cdef const int* indices
+    cdef double d, t
+    cdef Py_ssize_t n_cols = X.n_cols
+    for a in range(p * p):
+        H[a] = 0.0
+    for i in range(X.n_rows):
+        d = D[i]
+        if d == 0.0:
+            continue
+        nnz = rows_get(X, i, &values, &indices)
+        for a in range(nnz):
+            ja = a if indices == NULL else indices[a]
+            t = d * values[a]
+            if t == 0.0:
+                continue
+            H[ja * p + ja] += t * values[a]
+            for c in range(a + 1, nnz):
+                jc = c if indices == NULL else indices[c]
+                if ja < jc:
+                    H[ja * p + jc] += t * values[c]
+                elif jc < ja:
+                    H[jc * p + ja] += t * values[c]
+                else:                                      # repeated column: 2 v_a v_c
+                    H[ja * p + ja] += 2.0 * t * values[c]
+            if fit_intercept:
+                H[ja * p + n_cols] += t
+        if fit_intercept:
+            col = n_cols
+            H[col * p + col] += d
 
 
 cdef double multinomial_pass(const Rows* X, const int* y, const double* sw,
@@ -235,3 +264,21 @@ def multinomial_loss_grad(*, const double[::1] data, const int[::1] indices,
     if z == NULL:
         raise MemoryError()
     return loss, grad
+
+
+def binary_hessian(*, const double[::1] data, const int[::1] indices,
+                   const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                   bint dense, const double[::1] D, bint fit_intercept):
+    """Upper triangle of X.T @ diag(D) @ X (the intercept as a last column of ones),
+    a (p, p) float64 array with p = n_cols + fit_intercept; the strict lower
+    triangle is zero."""
+    _check_rows(data, indices, indptr, n_rows, n_cols, dense)
+    cdef Py_ssize_t p = n_cols + (1 if fit_intercept else 0)
+    if D.shape[0] != n_rows:
+        raise ValueError("D has the wrong length")
+    H = np.empty((p, p))
+    cdef double[:, ::1] h = H
+    cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    with nogil:
+        binary_hessian_pass(&X, &D[0], fit_intercept, &h[0, 0], p)
+    return H

@@ -45,10 +45,11 @@ def _add_pair(a, b):
 
 
 def fit_logistic(estimator, partitions, classes, class_totals, runner, info):
-    """Fit ``estimator`` (LogisticRegression, solver lbfgs) on the partitions."""
-    if estimator.solver != "lbfgs":
+    """Fit ``estimator`` (LogisticRegression, solver lbfgs; ``"auto"`` means lbfgs
+    here) on the partitions."""
+    if estimator.solver not in ("lbfgs", "auto"):
         raise ValueError("linclass.distributed fits LogisticRegression with solver='lbfgs' "
-                         "(got %r: 'tron' needs Hessian-vector products over all rows)"
+                         "or 'auto' (got %r: it needs Hessian products over all rows)"
                          % (estimator.solver,))
     n_classes = len(classes)
     # the class weights fit() computes, from the global (weighted) class counts

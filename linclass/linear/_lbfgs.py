@@ -113,6 +113,29 @@ class _CompactHistory:
                                                         blk[0], blk[1]))
         return out
 
+    # -- the per-parameter vector work of the driver, split over the column blocks
+    # (numpy releases the GIL on these slices); used with threads only, so that a
+    # single-threaded fit runs exactly the serial code
+    def dot(self, u, v):
+        parts = self._map(lambda b: float(np.dot(u[b[0]:b[1]], v[b[0]:b[1]])))
+        total = parts[0]
+        for part in parts[1:]:
+            total += part
+        return total
+
+    def max_abs(self, u):
+        return max(self._map(lambda b: float(np.max(np.abs(u[b[0]:b[1]])))
+                             if b[1] > b[0] else 0.0))
+
+    def step(self, x, d, step, out):
+        """``out = x + step * d``."""
+        def run(b):
+            o = out[b[0]:b[1]]
+            np.multiply(d[b[0]:b[1]], step, out=o)
+            o += x[b[0]:b[1]]
+        self._map(run)
+        return out
+
     def store(self, x_new, x, g_new, g):
         """Store the pair (x_new - x, g_new - g), g the gradient of the last
         :meth:`direction`, unless its curvature s.y is too small."""
@@ -160,6 +183,10 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         ``ThreadedSum`` of a fit with ``n_jobs > 1``); None: one block, this thread.
     n_blocks : int or None
         Column blocks of the history passes (default: 1 without ``threads``, 2 with).
+        With more than one block (``threads`` and n >= 8192) the driver's own vector
+        work -- the trial point ``x + step d``, ``g.d`` and ``max |g|`` -- runs on the
+        same blocks too (``g.d`` is then summed block by block: deterministic for a
+        fixed number of blocks); with one block the serial code runs unchanged.
 
     Returns
     -------
@@ -180,7 +207,15 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     flat_steps = 0
     if n == 0 or not np.all(np.isfinite(g)) or not np.isfinite(f):
         return x, f, 0, n == 0
-    if np.max(np.abs(g)) <= gtol:
+    threaded = len(history.blocks) > 1
+    if threaded:                  # the driver's vector work on the threads too
+        dot = history.dot
+        max_abs = history.max_abs
+        spare = np.empty(n)       # x_new is written here; the old x becomes the spare
+    else:
+        def max_abs(u):
+            return np.max(np.abs(u))
+    if max_abs(g) <= gtol:
         return x, f, 0, True
     while n_iter < max_iter:
         history.direction(g, d)
@@ -193,7 +228,7 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         # backtracking line search (Armijo)
         accepted = False
         for _ in range(40):
-            x_new = axpy(d, x.copy(), a=step)
+            x_new = history.step(x, d, step, spare) if threaded else axpy(d, x.copy(), a=step)
             f_new, g_new = fun(x_new)
             if np.isfinite(f_new) and f_new <= f + 1e-4 * step * gd:
                 accepted = True
@@ -210,10 +245,12 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         g_new = np.ascontiguousarray(g_new, dtype=np.float64)
         history.store(x_new, x, g_new, g)
         f_old = f
+        if threaded:
+            spare = x
         x, f, g = x_new, f_new, g_new
         if callback is not None:
-            callback(x, f, g)
-        if np.max(np.abs(g)) <= gtol:
+            callback(x.copy() if threaded else x, f, g)     # x's buffer is reused
+        if max_abs(g) <= gtol:
             return x, f, n_iter, True
         if f_old - f <= ftol * max(abs(f_old), abs(f), 1.0):
             flat_steps += 1

@@ -28,7 +28,7 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.sparse as sp
 
-from .._core import _coordinate_descent
+from .._core import _coordinate_descent, _ridge
 from ._common import LinearDecisionMixin, map_threads
 from .._validation import (check_classification_data, class_weight_per_sample,
                            kernel_rows)
@@ -139,7 +139,14 @@ def ridge_solver(X, solver="auto"):
     primal normal equations) or ``"cg_dual"`` (on the kernel system, when
     ``n_samples < n_features``: the same two sparse products per iteration, but
     the CG vectors have ``n_samples`` rows; measured 1.35x faster on 20NG tf-idf
-    3000 x 68466).
+    3000 x 68466).  For CSR input both CG forms apply their operator to all target
+    columns at once in one fused pass over ``X`` (:mod:`linclass._core._ridge`; the
+    kernel form by columns, ``X X^T Z = sum_j x_j (x_j^T Z)``, touching only
+    (n_samples, k) blocks): on 20NG tf-idf 3000 x 68466 with 20 classes one product
+    costs ~10 ms against ~60 ms for scipy's two sparse products with the centring
+    in numpy, and the whole fit takes 22 iterations.  The kernel form by Cholesky
+    (the dense 3000 x 3000 ``Xt Xt^T``, n^3 / 3 = 9 Gflop to factorise) would cost
+    more than those 22 products.
 
     ``"auto"``: dense input -> Cholesky on the smaller side (``X Xt^T`` when
     ``n_samples < n_features``); sparse input -> the primal Gram matrix when
@@ -219,16 +226,57 @@ def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
     return coef, n_iter
 
 
+def _fused_operator(op, alpha, dual, k):
+    """``P -> (Xt Xt^T + alpha I) P`` (``dual``) or ``(Xt^T Xt + alpha I) P`` by the fused
+    passes of :mod:`linclass._core._ridge` for CSR ``X`` (None for dense ``X``: the
+    numpy products are BLAS calls there).  Each product is one pass over ``X``: the
+    dual one over its columns (a CSC copy made here), the primal one over its rows."""
+    X = op.X
+    if not sp.issparse(X) or X.format != "csr" or X.nnz == 0:
+        return None
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.int32)
+    n, d = X.shape
+    mu = np.ascontiguousarray(op.mu, dtype=np.float64)
+    if dual:
+        v = np.ascontiguousarray(op.v, dtype=np.float64)
+        m = np.ascontiguousarray(np.asarray(X @ mu).ravel(), dtype=np.float64)
+        mumu = float(mu @ mu)
+        csc = X.tocsc()
+        c_data = np.ascontiguousarray(csc.data, dtype=np.float64)
+        c_rows = np.ascontiguousarray(csc.indices, dtype=np.int32)
+        c_ptr = np.ascontiguousarray(csc.indptr, dtype=np.int32)
+
+        def apply(Q):
+            Q = np.ascontiguousarray(Q, dtype=np.float64)
+            return _ridge.dual_apply(c_data, c_rows, c_ptr, d, v, m, mumu, float(alpha), Q,
+                                     np.empty_like(Q))
+
+        apply.to_primal = lambda A: _ridge.dual_to_primal(              # noqa: E731
+            c_data, c_rows, c_ptr, d, v, mu, np.ascontiguousarray(A, dtype=np.float64))
+    else:
+        sw = np.ascontiguousarray(op.v * op.v, dtype=np.float64)
+
+        def apply(P):
+            P = np.ascontiguousarray(P, dtype=np.float64)
+            return _ridge.primal_apply(data, indices, indptr, n, sw, mu, float(alpha), P,
+                                       np.empty_like(P))
+    return apply
+
+
 def _conjugate_gradient(op, Yt, alpha, tol, max_iter, dual=False):
     """CG on (Xt^T Xt + alpha I) W = Xt^T Yt, one independent CG per column; with
     ``dual``, on (Xt Xt^T + alpha I) A = Yt and W = Xt^T A (the primal residual
     is Xt^T times the dual one)."""
     if dual:
         B = Yt
-        apply = lambda P: op.matmat(op.rmatmat(P)) + alpha * P     # noqa: E731
+        apply = _fused_operator(op, alpha, True, Yt.shape[1]) or (
+            lambda P: op.matmat(op.rmatmat(P)) + alpha * P)           # noqa: E731
     else:
         B = op.rmatmat(Yt)                                   # (d, k)
-        apply = lambda P: op.rmatmat(op.matmat(P)) + alpha * P     # noqa: E731
+        apply = _fused_operator(op, alpha, False, Yt.shape[1]) or (
+            lambda P: op.rmatmat(op.matmat(P)) + alpha * P)           # noqa: E731
     d, k = B.shape
     max_iter = max_iter if max_iter is not None else max(op.X.shape[1], 10)
     W = np.zeros((d, k))
@@ -251,7 +299,7 @@ def _conjugate_gradient(op, Yt, alpha, tol, max_iter, dual=False):
         active = rs > stop
         it += 1
     if dual:
-        W = op.rmatmat(W)
+        W = apply.to_primal(W) if hasattr(apply, "to_primal") else op.rmatmat(W)
     return W, it, not np.any(active)
 
 

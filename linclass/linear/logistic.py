@@ -29,6 +29,12 @@ over the rows (dense or CSR).  Solvers:
   softmax model over a text vocabulary; L1 by the variable splitting
   ``w = u - v``, ``u, v >= 0`` (bound-constrained, smooth) with scipy's
   L-BFGS-B, which handles the bounds natively;
+* ``"newton"`` -- Newton's method with the exact Hessian ``X.T D X`` (formed by
+  :func:`linclass._core._logistic.binary_hessian` over the pairs of stored
+  entries of each row), Cholesky steps and Armijo backtracking: binary problems
+  with few features (a9a: 8 iterations where L-BFGS needs 324);
+  ``solver="auto"`` (the default) picks it by shape and sparsity, see
+  :func:`logistic_solver`;
 * ``"tron"`` -- the trust-region Newton method of Lin, Weng & Keerthi (2008),
   with Steihaug's truncated conjugate gradient on Hessian-vector products
   ``X.T @ (D * (X @ v))`` (binary problems with the L2 penalty only).
@@ -60,7 +66,7 @@ from .._validation import (check_array, check_is_fitted, check_n_features, check
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 
-__all__ = ["LogisticRegression", "logistic_data_term"]
+__all__ = ["LogisticRegression", "logistic_data_term", "logistic_solver"]
 
 
 class _Objective:
@@ -112,6 +118,31 @@ class _Objective:
         loss, grad = self.loss_grad(theta)
         pen = self.prior_times(theta)
         return (loss + 0.5 * theta @ pen) / self.scale, (grad + pen) / self.scale
+
+    def data_hessian(self):
+        """Upper triangle of ``X.T diag(D) X`` (intercept last) at the last evaluated
+        point (binary), unscaled, without the prior."""
+        if self.rows["dense"] and self.rows["n_rows"] * self.rows["n_cols"] > 0:
+            X = self.rows["data"][:self.rows["n_rows"] * self.rows["n_cols"]].reshape(
+                self.rows["n_rows"], self.rows["n_cols"])
+            if self.fit_intercept:
+                X = np.column_stack([X, np.ones(X.shape[0])])
+            return (X.T * self.D) @ X
+        return _logistic.binary_hessian(D=self.D, fit_intercept=self.fit_intercept,
+                                        **self.rows)
+
+    def hessian(self):
+        """The full Hessian of :meth:`l2` (data term + prior, scaled) at the last
+        evaluated point (binary)."""
+        H = self.data_hessian()
+        H = np.triu(H) + np.triu(H, 1).T
+        if self.precision is None:
+            H[np.diag_indices_from(H)] += self.inv_var
+        else:
+            n_features = self.precision.shape[0]
+            H[:n_features, :n_features] += self.precision
+        H /= self.scale
+        return H
 
     def hess_vec(self, v):
         """(X.T D X + prior precision) v / scale at the last evaluated point (binary)."""
@@ -263,6 +294,13 @@ class _ThreadedObjective(_Objective):
             for part, block_D in zip(self.parts, value):
                 part.D = block_D
 
+    def data_hessian(self):
+        parts = self.threads.map(lambda part: part.data_hessian(), self.parts)
+        H = parts[0]
+        for part_H in parts[1:]:
+            H += part_H
+        return H
+
     def hess_vec(self, v):
         v = np.ascontiguousarray(v)
         results = self.threads.map(lambda part: _logistic.binary_hess_vec(
@@ -345,6 +383,105 @@ def _tron(objective, theta, *, tol, max_iter, verbose=0):
     return theta, f, n_iter, converged
 
 
+#: ``solver="auto"`` uses Newton's method when the model has at most this many
+#: parameters (the dense Hessian is p x p, its Cholesky factorisation p^3 / 3).
+NEWTON_MAX_PARAMS = 1000
+#: ... and when forming the Hessian costs at most this many passes' worth of
+#: gradient work: sum_i nnz_i^2 / 2 <= NEWTON_MAX_PASSES * nnz (e.g. rows of at
+#: most ~2 * NEWTON_MAX_PASSES stored entries).  Cost model: L-BFGS needs some
+#: hundreds of passes over the rows on a well-posed problem at the default tol,
+#: Newton 5-15 iterations of one pass plus one Hessian each.  Measured (a9a,
+#: 32561 x 123, 14 entries a row, tol=1e-6): Newton 8 iterations, L-BFGS 324.
+NEWTON_MAX_PASSES = 32
+
+
+def logistic_solver(X, n_classes, penalty, solver="auto"):
+    """The solver ``LogisticRegression`` runs: ``solver`` itself unless it is
+    ``"auto"``, which picks ``"newton"`` for binary problems with the L2 penalty
+    (or none), sparse (CSR) ``X``, at most :data:`NEWTON_MAX_PARAMS` parameters and
+    a Hessian no dearer than :data:`NEWTON_MAX_PASSES` passes over the rows, else
+    ``"lbfgs"`` (``X=None``, a data term evaluated elsewhere: ``"lbfgs"``)."""
+    if solver != "auto":
+        return solver
+    if X is None or n_classes != 2 or penalty not in ("l2", None, "none"):
+        return "lbfgs"
+    n_rows, n_cols = X.shape
+    if n_cols + 1 > NEWTON_MAX_PARAMS:
+        return "lbfgs"
+    if not hasattr(X, "indptr"):
+        # dense rows: the Hessian costs n_features / 2 passes, and L-BFGS converges in
+        # few iterations on the well-conditioned dense problems measured (10000 x 200
+        # Gaussian: L-BFGS 9 iterations, 0.09 s; Newton 5 iterations, 0.58 s)
+        return "lbfgs"
+    counts = np.diff(X.indptr).astype(np.float64)
+    hessian_work = 0.5 * float(counts @ (counts + 1.0))
+    pass_work = max(float(counts.sum()), 1.0)
+    return "newton" if hessian_work <= NEWTON_MAX_PASSES * pass_work else "lbfgs"
+
+
+def _newton(objective, theta, *, tol, max_iter, verbose=0,
+            ftol=64 * np.finfo(float).eps):
+    """Newton's method with the exact Hessian and a backtracking (Armijo) line search.
+
+    ``objective.l2`` gives the scaled objective and gradient and stores the
+    curvature weights ``D`` that ``objective.hessian()`` uses; the step solves
+    ``H p = -g`` by Cholesky (a tiny multiple of the identity is added when ``H``
+    is singular, which only happens without a penalty).  Stopping rules are
+    L-BFGS's (:func:`linclass.linear._lbfgs.lbfgs_minimize`): ``max |g| <= tol``,
+    a relative decrease below ``ftol`` twice in a row, or a line search that
+    cannot decrease f.  Returns ``(theta, f, n_iter, converged)``.
+    """
+    theta = np.array(theta, dtype=np.float64, copy=True)
+    f, g = objective.l2(theta)
+    n_iter = 0
+    flat_steps = 0
+    if not (np.isfinite(f) and np.all(np.isfinite(g))):
+        return theta, f, 0, False
+    while n_iter < max_iter:
+        if np.max(np.abs(g)) <= tol:
+            return theta, f, n_iter, True
+        H = objective.hessian()
+        shift = 0.0
+        while True:
+            try:
+                factor = cho_factor(H, lower=False, check_finite=False)
+                break
+            except np.linalg.LinAlgError:
+                old = shift
+                shift = max(1e-12 * float(np.max(np.abs(np.diag(H)))), 1e-300) \
+                    if shift == 0.0 else 100.0 * shift
+                H[np.diag_indices_from(H)] += shift - old
+        d = -cho_solve(factor, g, check_finite=False)
+        gd = float(g @ d)
+        if not gd < 0.0:
+            d, gd = -g, -float(g @ g)
+        step = 1.0
+        accepted = False
+        for _ in range(50):
+            theta_new = theta + step * d
+            f_new, g_new = objective.l2(theta_new)
+            if np.isfinite(f_new) and f_new <= f + 1e-4 * step * gd:
+                accepted = True
+                break
+            step *= 0.5
+        n_iter += 1
+        if not accepted:
+            objective.l2(theta)             # D back at theta; f is flat to rounding along d
+            return theta, f, n_iter, True
+        f_old = f
+        theta, f, g = theta_new, f_new, g_new
+        if verbose:
+            print("LogisticRegression newton iter %3d  f %.10g  max|g| %.3e  step %g"
+                  % (n_iter, f, np.max(np.abs(g)), step))
+        if f_old - f <= ftol * max(abs(f_old), abs(f), 1.0):
+            flat_steps += 1
+            if flat_steps == 2:
+                return theta, f, n_iter, True
+        else:
+            flat_steps = 0
+    return theta, f, n_iter, bool(np.max(np.abs(g)) <= tol)
+
+
 def _truncated_cg(hess_vec, g, delta):
     """Steihaug's CG for ``H s = -g`` inside ``||s|| <= delta``; returns (s, r = -g - H s)."""
     s = np.zeros_like(g)
@@ -394,15 +531,27 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     fit_intercept : bool, default=True
     penalize_intercept : bool, default=False
         Put the prior (variance ``C``, which must be scalar) on the intercept too.
-    solver : {"lbfgs", "tron"}, default="lbfgs"
-        ``"tron"`` (trust-region Newton) handles binary problems with the L2
-        penalty or none.
+    solver : {"auto", "lbfgs", "newton", "tron"}, default="auto"
+        ``"newton"``: Newton's method with the exact (dense) Hessian, Cholesky
+        steps and an Armijo line search, for binary problems with the L2
+        penalty or none; each iteration forms ``X.T D X`` (one pass over the
+        pairs of stored entries of each row), so it suits few features and
+        sparse rows.  ``"tron"`` (trust-region Newton, Hessian-vector products)
+        handles the same problems at any size.  ``"auto"``: ``"newton"`` when the
+        problem is binary with the L2 penalty (or none), ``X`` is sparse, has at most
+        ``NEWTON_MAX_PARAMS`` (1000) parameters and forming its Hessian costs at
+        most ``NEWTON_MAX_PASSES`` (32) passes over the rows (sparse rows of
+        up to ~60 stored entries; see :func:`logistic_solver`), else ``"lbfgs"``.
+        ``"newton"`` and ``"lbfgs"`` stop by the same rule (``tol`` below), so
+        either reaches the same optimum; on a9a (32561 x 123) at ``tol=1e-6``
+        Newton takes 8 iterations where L-BFGS takes 324.
     tol : float, default=1e-5
         ``"lbfgs"``: stop when the largest projected-gradient entry of the
         objective divided by ``sum(sample_weight)`` is below ``tol``.  The
         default reaches the optimum to about 1e-6 relative objective on text
         problems (20 Newsgroups tf-idf, 20 classes, C=1: 6.6e-7 above it,
         where 1e-4 -- scikit-learn's default -- stops 1.2e-4 above it).
+        ``"newton"``: the same rule as ``"lbfgs"``.
         ``"tron"``: stop when ``||grad|| <= tol * ||grad at start||``.
     max_iter : int, default=1000
     class_weight : None, "balanced" or dict {label: weight}, default=None
@@ -431,12 +580,14 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     n_iter_ : ndarray (1,) of int
         Solver iterations.
+    solver_ : str
+        The solver that ran (``"lbfgs"``, ``"newton"`` or ``"tron"``; see ``solver``).
     objective_ : float
         Final value of the (unscaled) objective above.
     """
 
     def __init__(self, penalty="l2", C=1.0, *, fit_intercept=True, penalize_intercept=False,
-                 solver="lbfgs", tol=1e-5, max_iter=1000, class_weight=None,
+                 solver="auto", tol=1e-5, max_iter=1000, class_weight=None,
                  warm_start=False, verbose=0, l1_ratio=None, n_jobs=1):
         self.penalty = penalty
         self.C = C
@@ -465,8 +616,9 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 or not 0.0 <= self.l1_ratio <= 1.0):
             raise ValueError("l1_ratio must be None or a number in [0, 1] (used with "
                              "penalty='elasticnet'), got %r" % (self.l1_ratio,))
-        if self.solver not in ("lbfgs", "tron"):
-            raise ValueError("solver must be 'lbfgs' or 'tron', got %r" % (self.solver,))
+        if self.solver not in ("auto", "lbfgs", "newton", "tron"):
+            raise ValueError("solver must be 'auto', 'lbfgs', 'newton' or 'tron', got %r"
+                             % (self.solver,))
         check_positive(self.tol, "tol", strict=False)
         check_positive(self.max_iter, "max_iter", integer=True)
         if isinstance(self.C, numbers.Real) and not isinstance(self.C, bool):
@@ -526,14 +678,15 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                                                       sample_weight)[codes]
         weights = np.ascontiguousarray(weights)
         n_jobs = resolve_n_jobs(self.n_jobs, n_samples)
+        solver = logistic_solver(X, len(classes), self.penalty, self.solver)
         if n_jobs == 1:
             objective = _Objective(X, codes, weights, len(classes), bool(self.fit_intercept),
                                    None, None)
-            return self._fit_objective(objective, classes, n_features, weights.sum())
+            return self._fit_objective(objective, classes, n_features, weights.sum(), solver)
         with ThreadedSum(n_jobs) as threads:
             objective = _ThreadedObjective(X, codes, weights, len(classes),
                                            bool(self.fit_intercept), threads, n_jobs)
-            return self._fit_objective(objective, classes, n_features, weights.sum())
+            return self._fit_objective(objective, classes, n_features, weights.sum(), solver)
 
     def fit_data_term(self, data_term, *, classes, n_features, weight_sum):
         """Fit on a data term evaluated elsewhere (the hook of :mod:`linclass.distributed`).
@@ -555,23 +708,25 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         weight_sum : float
             ``sum_i s_i c_{y_i}``: the objective is divided by it inside the solver.
         """
-        if self.solver == "tron":
-            raise ValueError("solver='tron' needs the rows in memory (Hessian-vector "
-                             "products); use solver='lbfgs' with fit_data_term")
+        if self.solver in ("tron", "newton"):
+            raise ValueError("solver=%r needs the rows in memory (Hessian products); use "
+                             "solver='lbfgs' or 'auto' with fit_data_term" % (self.solver,))
         classes = np.asarray(classes)
         objective = _DataTermObjective(data_term, len(classes), bool(self.fit_intercept))
-        return self._fit_objective(objective, classes, int(n_features), float(weight_sum))
+        return self._fit_objective(objective, classes, int(n_features), float(weight_sum),
+                                   logistic_solver(None, len(classes), self.penalty,
+                                                   self.solver))
 
-    def _fit_objective(self, objective, classes, n_features, scale):
+    def _fit_objective(self, objective, classes, n_features, scale, solver):
         variance = self._check_params(n_features)
         n_classes = len(classes)
         binary = n_classes == 2
         l1 = self.penalty in ("l1", "elasticnet")
         no_penalty = self.penalty in (None, "none")
-        if self.solver == "tron" and (not binary or l1):
-            raise ValueError("solver='tron' handles binary problems with penalty='l2' (or "
+        if solver in ("tron", "newton") and (not binary or l1):
+            raise ValueError("solver=%r handles binary problems with penalty='l2' (or "
                              "None); use solver='lbfgs' for %s"
-                             % ("L1" if l1 else "%d classes" % n_classes))
+                             % (solver, "L1" if l1 else "%d classes" % n_classes))
         if scale <= 0:
             raise ValueError("sample weights (times class weights) are all zero: nothing to fit")
 
@@ -598,11 +753,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         objective.inv_var = inv_var
         objective.scale = scale
         with single_threaded_blas():
-            theta, fval, n_iter, converged = self._solve(objective, theta0, l1)
+            theta, fval, n_iter, converged = self._solve(objective, theta0, l1, solver)
         if not converged:
             warnings.warn("LogisticRegression (solver=%r) stopped at max_iter=%d before "
                           "reaching tol=%g; increase max_iter or scale the data"
-                          % (self.solver, self.max_iter, self.tol), ConvergenceWarning)
+                          % (solver, self.max_iter, self.tol), ConvergenceWarning)
         theta = theta.reshape(n_features + fi, n_out)
         self.classes_ = classes
         self.coef_ = np.ascontiguousarray(theta[:n_features].T)
@@ -610,13 +765,17 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         self.n_features_in_ = n_features
         self.n_iter_ = np.array([n_iter], dtype=np.int32)
         self.objective_ = float(fval * scale)
+        self.solver_ = solver
         return self
 
-    def _solve(self, objective, theta0, l1):
+    def _solve(self, objective, theta0, l1, solver):
         """(theta, objective / scale, n_iter, converged) of the chosen solver."""
-        if self.solver == "tron":
+        if solver == "tron":
             return _tron(objective, theta0, tol=self.tol, max_iter=self.max_iter,
                          verbose=self.verbose)
+        if solver == "newton":
+            return _newton(objective, theta0, tol=self.tol, max_iter=self.max_iter,
+                           verbose=self.verbose)
         if l1:
             return self._fit_l1(objective, theta0)
         progress = lbfgs_progress("LogisticRegression", self.verbose)

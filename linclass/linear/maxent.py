@@ -164,6 +164,9 @@ def _featureset_ids(X, base_ids, fitting):
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
+        fast = _featureset_ids_numeric(X, base_ids, fitting)
+        if fast is not None:
+            return fast
         keys, values, counts, bare_names = _featureset_keys(X)
         if bare_names:
             lookup = {key[0]: j for key, j in base_ids.items() if len(key) == 1}
@@ -196,6 +199,47 @@ def _featureset_ids(X, base_ids, fitting):
     return ids[known], values[known], example[known]
 
 
+def _featureset_ids_numeric(X, base_ids, fitting):
+    """:func:`_featureset_ids` for dict featuresets with only int/float values (the
+    keys are the bare names), in one Cython walk over the dicts
+    (:func:`linclass._core._maxent.featureset_ids_numeric`); None when another
+    value type or a non-dict example occurs (the general path handles it)."""
+    if not isinstance(X, list):
+        X = list(X)
+    numbering = {key[0]: j for key, j in base_ids.items() if len(key) == 1}
+    encoded = _maxent.featureset_ids_numeric(X, numbering, fitting)
+    if encoded is None:
+        return None
+    ids, values, counts = encoded
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        i = int(np.searchsorted(np.cumsum(counts), bad[0], side="right"))
+        name = [key for key, j in numbering.items() if j == ids[bad[0]]]
+        raise ValueError("example %d: feature %r has the value %r; features must be "
+                         "finite" % (i, name[0] if name else "?", float(values[bad[0]])))
+    if fitting:
+        for key, j in numbering.items():
+            base_ids.setdefault((key,), j)
+    example = np.repeat(np.arange(len(X)), counts)
+    if fitting:
+        return ids, values, example
+    known = ids >= 0
+    return ids[known], values[known], example[known]
+
+
+def _append_last_column(F, column):
+    """A canonical CSR ``F`` with ``column`` appended as its new last column (its
+    zeros not stored): rows stay sorted, so no re-validation is needed."""
+    rows = np.flatnonzero(column != 0)
+    ends = F.indptr[1:][rows]
+    data = np.insert(F.data, ends, column[rows])
+    indices = np.insert(F.indices, ends, np.int32(F.shape[1])).astype(np.int32, copy=False)
+    added = np.zeros(F.shape[0] + 1, dtype=np.int64)
+    added[1:][rows] = 1
+    indptr = (F.indptr + np.cumsum(added)).astype(np.int32)
+    return sp.csr_matrix((data, indices, indptr), shape=(F.shape[0], F.shape[1] + 1))
+
+
 def _example_blocks(problem, n_blocks):
     """The kernels' arguments for contiguous blocks of examples of about equal non-zeros
     (views of the joint matrix's values; a fixed function of the data and n_blocks)."""
@@ -223,26 +267,15 @@ def _example_blocks(problem, n_blocks):
 def _joint_rows(ids, values, example, n_examples, table, n_weights):
     """CSR of the joint features: row ``e * K + k`` holds, for each attribute
     ``ids[j]`` of example ``e`` (``example`` sorted), the weight index
-    ``table[ids[j], k]`` (when >= 0) with value ``values[j]``.  Built directly
-    in row order (no COO conversion): the source entry of every slot of the
-    (example, class) blocks by ``np.repeat`` arithmetic."""
-    n_classes = table.shape[1]
-    n_blocks = n_examples * n_classes
-    counts = np.bincount(example, minlength=n_examples) if len(ids) else \
+    ``table[ids[j], k]`` (when >= 0) with value ``values[j]``; built in row order
+    with sorted rows and no explicit zeros by
+    :func:`linclass._core._maxent.joint_rows`."""
+    counts = np.bincount(example, minlength=n_examples).astype(np.int64) if len(ids) else \
         np.zeros(n_examples, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if n_examples else counts
-    block_count = np.repeat(counts, n_classes)                    # entries of block (e, k)
-    block_out = np.cumsum(block_count) - block_count              # its first slot
-    slot_block = np.repeat(np.arange(n_blocks), block_count)
-    source = (np.repeat(np.repeat(starts, n_classes), block_count)
-              + np.arange(len(slot_block)) - np.repeat(block_out, block_count))
-    cols = table[ids[source], slot_block % n_classes] if len(source) else \
-        np.zeros(0, dtype=np.int64)
-    keep = cols >= 0
-    indptr = np.zeros(n_blocks + 1, dtype=np.int64)
-    np.cumsum(np.bincount(slot_block[keep], minlength=n_blocks), out=indptr[1:])
-    return sp.csr_matrix((values[source[keep]], cols[keep], indptr),
-                         shape=(n_blocks, n_weights))
+    data, indices, indptr = _maxent.joint_rows(
+        np.ascontiguousarray(ids, dtype=np.int64), np.ascontiguousarray(values, dtype=np.float64),
+        counts, np.ascontiguousarray(table, dtype=np.int64))
+    return sp.csr_matrix((data, indices, indptr), shape=(n_examples * table.shape[1], n_weights))
 
 
 class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
@@ -584,8 +617,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         if correction:
             if F.nnz and F.data.min() < 0:
                 raise ValueError("the correction feature needs non-negative feature values")
-            extra = sp.csr_matrix((C - totals)[:, None])
-            F = self._canonical(sp.hstack([F, extra], format="csr"), F.shape[0], F.shape[1] + 1)
+            F = _append_last_column(F, C - totals)
             self.correction_ = (C, 0.0)
         n_weights = F.shape[1]
         if F.nnz == 0:
@@ -739,18 +771,13 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 d = (np.log(target) - np.log(np.maximum(A[:, 0], 1e-300))) / nf_values[0]
             delta[active] = np.clip(d, -limit, limit)
             return delta
-        d = np.zeros(A.shape[0])
-        for _ in range(100):
-            terms = A * np.exp(np.outer(d, nf_values))
-            g = terms.sum(axis=1) + inv_var * (base + d) - target
-            dg = terms @ nf_values + inv_var
-            step = np.where(dg > 0, g / np.maximum(dg, 1e-300), 0.0)
-            d_new = np.clip(d - step, -limit, limit)
-            if np.all(np.abs(d_new - d) <= 1e-12 * (1.0 + np.abs(d))):
-                d = d_new
-                break
-            d = d_new
-        delta[active] = d
+        # Newton's method on each feature's scalar equation (in Cython: one loop per
+        # feature, each stopping on its own)
+        delta[active] = _maxent.iis_newton(
+            np.ascontiguousarray(A, dtype=np.float64),
+            np.ascontiguousarray(nf_values, dtype=np.float64),
+            np.ascontiguousarray(target, dtype=np.float64),
+            np.ascontiguousarray(base, dtype=np.float64), float(inv_var), float(limit))
         return delta
 
     def _min_features_in(self):

@@ -245,3 +245,152 @@ def test_full_covariance_prior_is_checked(C, match):
         LogisticRegression(C=C).fit(X, y)
     with pytest.raises(ValueError, match="penalty='l2'"):
         LogisticRegression(C=np.eye(3), penalty="l1").fit(X, y)
+
+
+# -- Newton's method with the exact Hessian, and solver="auto" ---------------------------
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_binary_hessian_kernel_matches_numpy_with_unsorted_and_repeated_columns(
+        fit_intercept):
+    from linclass._core import _logistic
+    from linclass.linear._common import rows_args
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(40, 7)) * (rng.random((40, 7)) < 0.5)
+    D = rng.random(40)
+    D[3] = 0.0
+    Xa = np.column_stack([X, np.ones(40)]) if fit_intercept else X
+    expected = (Xa.T * D) @ Xa
+    # a CSR matrix whose row 0 lists its columns in reverse and repeats column 2
+    csr = sp.csr_matrix(X)
+    data, indices = list(csr.data), list(csr.indices)
+    lo, hi = csr.indptr[0], csr.indptr[1]
+    row0 = list(zip(indices[lo:hi], data[lo:hi]))[::-1] + [(2, 0.75)]
+    expected_row = X[0].copy()
+    expected_row[2] += 0.75
+    Xe = X.copy()
+    Xe[0] = expected_row
+    Xea = np.column_stack([Xe, np.ones(40)]) if fit_intercept else Xe
+    expected_dup = (Xea.T * D) @ Xea
+    new_indices = [c for c, _ in row0] + indices[hi:]
+    new_data = [v for _, v in row0] + data[hi:]
+    shift = len(row0) - (hi - lo)
+    indptr = np.concatenate([[0], csr.indptr[1:] + shift]).astype(np.int32)
+    weird = sp.csr_matrix((np.array(new_data), np.array(new_indices, dtype=np.int32), indptr),
+                          shape=X.shape)
+    for matrix, reference in ((X, expected), (csr, expected), (weird, expected_dup)):
+        H = _logistic.binary_hessian(D=D, fit_intercept=fit_intercept, **rows_args(matrix))
+        assert np.all(np.tril(H, -1) == 0)
+        np.testing.assert_allclose(np.triu(H) + np.triu(H, 1).T, reference, rtol=1e-12,
+                                   atol=1e-12)
+
+
+def test_full_hessian_matches_finite_differences_of_the_gradient():
+    X, y, sw = _problem(2, seed=21)
+    obj = _Objective(sp.csr_matrix(X), y, sw, 2, True, np.full(X.shape[1] + 1, 0.5), 3.0)
+    theta = np.random.default_rng(22).normal(size=X.shape[1] + 1)
+    obj.l2(theta)
+    H = obj.hessian()
+    eps = 1e-6
+    numeric = np.column_stack([(obj.l2(theta + eps * e)[1] - obj.l2(theta - eps * e)[1])
+                               / (2 * eps) for e in np.eye(len(theta))])
+    np.testing.assert_allclose(H, numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("options", [
+    dict(),
+    dict(penalize_intercept=True),
+    dict(fit_intercept=False),
+    dict(class_weight={0: 3.0, 1: 0.5}),
+    dict(C=np.linspace(0.3, 2.0, 12)),
+])
+def test_newton_reaches_the_lbfgs_and_scikit_learn_optimum(options):
+    sklm = pytest.importorskip("sklearn.linear_model")
+    X, y, sw = _problem(2, seed=23, n_samples=300)
+    Xs = sp.csr_matrix(X)
+    newton = LogisticRegression(solver="newton", tol=1e-10, **options).fit(Xs, y,
+                                                                           sample_weight=sw)
+    lbfgs = LogisticRegression(solver="lbfgs", tol=1e-10, max_iter=5000, **options).fit(
+        Xs, y, sample_weight=sw)
+    assert newton.solver_ == "newton" and lbfgs.solver_ == "lbfgs"
+    assert newton.n_iter_[0] < lbfgs.n_iter_[0]
+    np.testing.assert_allclose(newton.coef_, lbfgs.coef_, atol=1e-6)
+    np.testing.assert_allclose(newton.intercept_, lbfgs.intercept_, atol=1e-6)
+    assert np.isclose(newton.objective_, lbfgs.objective_, rtol=1e-10)
+    if not options.get("penalize_intercept") and np.ndim(options.get("C", 1.0)) == 0:
+        theirs = sklm.LogisticRegression(
+            solver="newton-cholesky", tol=1e-10, max_iter=1000,
+            fit_intercept=options.get("fit_intercept", True),
+            class_weight=options.get("class_weight")).fit(X, y, sample_weight=sw)
+        np.testing.assert_allclose(newton.coef_, theirs.coef_, atol=1e-6)
+
+
+def test_newton_with_a_full_covariance_prior_and_without_penalty():
+    rng = np.random.RandomState(24)
+    X = rng.randn(200, 4)
+    y = (X @ [1.0, -2.0, 0.5, 0.0] + 1.5 * rng.randn(200) > 0).astype(int)
+    Xs = sp.csr_matrix(X)
+    A = np.array([[1.0, 0, 0, 0], [0.8, 0.5, 0, 0], [0.1, -0.3, 1.2, 0], [0, 0.4, 0.2, 0.7]])
+    for kwargs in (dict(C=A @ A.T), dict(penalty=None)):
+        newton = LogisticRegression(solver="newton", tol=1e-10, **kwargs).fit(Xs, y)
+        lbfgs = LogisticRegression(solver="lbfgs", tol=1e-10, max_iter=5000, **kwargs).fit(
+            Xs, y)
+        np.testing.assert_allclose(newton.coef_, lbfgs.coef_, rtol=1e-5, atol=1e-7)
+        assert np.isclose(newton.objective_, lbfgs.objective_, rtol=1e-10)
+
+
+def test_newton_n_jobs_2_equals_n_jobs_1():
+    X, y, sw = _problem(2, seed=25, n_samples=400)
+    Xs = sp.csr_matrix(X)
+    one = LogisticRegression(solver="newton", tol=1e-10).fit(Xs, y, sample_weight=sw)
+    two = LogisticRegression(solver="newton", tol=1e-10, n_jobs=2).fit(Xs, y, sample_weight=sw)
+    again = LogisticRegression(solver="newton", tol=1e-10, n_jobs=2).fit(Xs, y,
+                                                                          sample_weight=sw)
+    np.testing.assert_allclose(two.coef_, one.coef_, atol=1e-8)
+    np.testing.assert_array_equal(two.coef_, again.coef_)
+
+
+def test_auto_solver_choice_by_shape_and_sparsity():
+    from linclass.linear.logistic import NEWTON_MAX_PARAMS, logistic_solver
+    rng = np.random.default_rng(26)
+    narrow = sp.random(500, 50, density=0.1, format="csr", random_state=1)
+    wide = sp.random(50, NEWTON_MAX_PARAMS + 5, density=0.001, format="csr", random_state=1)
+    dense_rows = sp.csr_matrix(rng.normal(size=(300, 200)))         # 200 entries a row
+    assert logistic_solver(narrow, 2, "l2") == "newton"
+    assert logistic_solver(narrow, 2, None) == "newton"
+    assert logistic_solver(narrow, 3, "l2") == "lbfgs"
+    assert logistic_solver(narrow, 2, "l1") == "lbfgs"
+    assert logistic_solver(narrow, 2, "elasticnet") == "lbfgs"
+    assert logistic_solver(wide, 2, "l2") == "lbfgs"
+    assert logistic_solver(dense_rows, 2, "l2") == "lbfgs"
+    assert logistic_solver(narrow.toarray(), 2, "l2") == "lbfgs"
+    assert logistic_solver(None, 2, "l2") == "lbfgs"
+    assert logistic_solver(narrow, 3, "l2", "tron") == "tron"
+    # the default path on a realistic sparse binary problem: Newton, the lbfgs optimum
+    X = sp.random(2000, 60, density=0.15, format="csr", random_state=2, data_rvs=np.ones)
+    y = (X @ rng.normal(size=60) + rng.logistic(size=2000) > 0.5).astype(int)
+    auto = LogisticRegression().fit(X, y)
+    lbfgs = LogisticRegression(solver="lbfgs").fit(X, y)
+    assert auto.solver_ == "newton" and lbfgs.solver_ == "lbfgs"
+    assert auto.objective_ <= lbfgs.objective_ * (1 + 1e-6)
+    np.testing.assert_array_equal(auto.predict(X), lbfgs.predict(X))
+
+
+def test_newton_rejects_what_it_cannot_solve():
+    X, y, _ = _problem(3)
+    with pytest.raises(ValueError, match="newton"):
+        LogisticRegression(solver="newton").fit(X, y)
+    X2, y2, _ = _problem(2)
+    with pytest.raises(ValueError, match="newton"):
+        LogisticRegression(solver="newton", penalty="l1").fit(X2, y2)
+    with pytest.raises(ValueError, match="solver"):
+        LogisticRegression(solver="newton-cg").fit(X2, y2)
+    with pytest.warns(ConvergenceWarning):
+        LogisticRegression(solver="newton", max_iter=1, tol=1e-14).fit(sp.csr_matrix(X2), y2)
+
+
+def test_newton_verbose_prints_one_line_per_iteration(capsys):
+    X, y, _ = _problem(2, seed=27, n_samples=200)
+    model = LogisticRegression(solver="newton", verbose=1).fit(sp.csr_matrix(X), y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == model.n_iter_[0] > 0
+    assert all(line.startswith("LogisticRegression newton iter") for line in lines)

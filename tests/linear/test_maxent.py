@@ -251,3 +251,69 @@ def test_featureset_model_saves_and_loads(tmp_path, algorithm):
     assert loaded.n_features_in_ == 0 and loaded.input_kind_ == "featuresets"
     np.testing.assert_allclose(loaded.predict_proba(X), model.predict_proba(X))
     assert list(loaded.predict(X)) == list(model.predict(X))
+
+
+def test_joint_rows_kernel_matches_a_dense_construction():
+    from linclass._core import _maxent
+    rng = np.random.default_rng(30)
+    n_examples, n_attr, K = 25, 9, 3
+    counts = rng.integers(0, 6, n_examples)
+    ids = np.concatenate([rng.permutation(n_attr)[:c] for c in counts]).astype(np.int64)
+    values = rng.choice([0.0, 1.0, 2.5], size=len(ids))
+    table = np.where(rng.random((n_attr, K)) < 0.7,
+                     rng.permutation(n_attr * K).reshape(n_attr, K), -1).astype(np.int64)
+    data, indices, indptr = _maxent.joint_rows(ids, values, counts.astype(np.int64), table)
+    F = sp.csr_matrix((data, indices, indptr), shape=(n_examples * K, n_attr * K))
+    dense = np.zeros((n_examples * K, n_attr * K))
+    start = 0
+    for e, c in enumerate(counts):
+        for j in range(start, start + c):
+            for k in range(K):
+                if table[ids[j], k] >= 0:
+                    dense[e * K + k, table[ids[j], k]] += values[j]
+        start += c
+    np.testing.assert_array_equal(F.toarray(), dense)
+    assert np.all(F.data != 0)
+    assert all(np.all(np.diff(indices[indptr[r]:indptr[r + 1]]) > 0) for r in range(len(indptr) - 1))
+    with pytest.raises(ValueError, match="out of range"):
+        _maxent.joint_rows(ids + n_attr, values, counts.astype(np.int64), table)
+    with pytest.raises(ValueError, match="add up"):
+        _maxent.joint_rows(ids, values, counts.astype(np.int64) + 1, table)
+
+
+def test_numeric_featuresets_cython_walk_equals_the_general_path():
+    rng = np.random.default_rng(31)
+    train, labels = _categorical_featuresets(rng, 90)
+    ints = [{name: int(value[1:]) for name, value in fs.items()} for fs in train]
+    slow = [{name: np.int64(v) for name, v in fs.items()} for fs in ints]   # general path
+    a = MaxEnt("gis", max_iter=20, tol=0)
+    b = MaxEnt("gis", max_iter=20, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a.fit(ints, labels)
+        b.fit(slow, labels)
+    assert a.vocabulary_ == b.vocabulary_
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    # unseen names and zero values at prediction; a bool value takes the general path
+    test = [dict(fs, unseen=3) for fs in ints[:10]] + [dict(ints[0], x1=0)]
+    np.testing.assert_array_equal(a.predict_proba(test), b.predict_proba(test))
+    with_bool = [dict(fs, flag=True) for fs in ints]
+    model = MaxEnt(prior_variance=1.0).fit(with_bool, labels)
+    assert ("flag", True, "a") in model.vocabulary_ and ("x0", "a") in model.vocabulary_
+    with pytest.raises(ValueError, match="example 4: feature 'x2' has the value inf"):
+        MaxEnt().fit(ints[:4] + [dict(ints[4], x2=float("inf"))] + ints[5:], labels)
+
+
+def test_iis_newton_kernel_solves_each_feature_equation():
+    from linclass._core import _maxent
+    rng = np.random.default_rng(32)
+    A = rng.uniform(0.01, 1.0, (40, 4))
+    nf = np.array([1.0, 2.0, 3.0, 5.0])
+    target = rng.uniform(0.05, 2.0, 40)
+    base = rng.normal(size=40)
+    for inv_var in (0.0, 0.5):
+        d = _maxent.iis_newton(A, nf, target, base, inv_var, 50.0 / nf.max())
+        residual = (A * np.exp(np.outer(d, nf))).sum(axis=1) + inv_var * (base + d) - target
+        np.testing.assert_allclose(residual, 0.0, atol=1e-10)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _maxent.iis_newton(A, nf[:3], target, base, 0.0, 1.0)

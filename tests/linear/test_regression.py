@@ -211,3 +211,42 @@ if parametrize_with_checks is not None:
                                      "(ValueError, AttributeError), not scikit-learn's"})
     def test_sklearn_compatible(estimator, check):
         check(estimator)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_fused_ridge_operators_match_numpy(fit_intercept):
+    from linclass.linear.least_squares import _CenteredOperator, _fused_operator
+    rng = np.random.default_rng(40)
+    X = sp.random(60, 90, density=0.1, format="csr", random_state=4)
+    X = sp.csr_matrix(X.toarray() * (np.arange(90) % 7 != 0))      # some empty columns
+    sw = rng.uniform(0.2, 2.0, 60)
+    sw[[3, 17]] = 0.0
+    op = _CenteredOperator(X, sw, fit_intercept)
+    Xd = X.toarray()
+    A = np.sqrt(sw)[:, None] * (Xd - op.mu)
+    Q, P = rng.normal(size=(60, 5)), rng.normal(size=(90, 5))
+    dual = _fused_operator(op, 0.3, True, 5)
+    primal = _fused_operator(op, 0.3, False, 5)
+    np.testing.assert_allclose(dual(Q), A @ (A.T @ Q) + 0.3 * Q, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(primal(P), A.T @ (A @ P) + 0.3 * P, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dual.to_primal(Q), A.T @ Q, rtol=1e-12, atol=1e-12)
+    assert _fused_operator(_CenteredOperator(Xd, sw, fit_intercept), 0.3, True, 5) is None
+
+
+@pytest.mark.parametrize("shape", [(120, 400), (400, 60)])
+def test_ridge_classifier_paths_give_the_same_coefficients(shape):
+    from linclass.linear.least_squares import RidgeClassifier
+    rng = np.random.default_rng(41)
+    X = sp.random(*shape, density=0.05, format="csr", random_state=5)
+    y = rng.integers(0, 5, shape[0])
+    sw = rng.uniform(0.5, 2.0, shape[0])
+    peer = skl.RidgeClassifier(alpha=0.8, tol=1e-12, solver="sparse_cg").fit(
+        X, y, sample_weight=sw)
+    fits = {s: RidgeClassifier(alpha=0.8, solver=s, tol=1e-12).fit(X, y, sample_weight=sw)
+            for s in ("auto", "cg", "cholesky")}
+    for model in fits.values():
+        np.testing.assert_allclose(model.coef_, fits["cholesky"].coef_, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(model.intercept_, fits["cholesky"].intercept_, rtol=1e-7,
+                                   atol=1e-9)
+        np.testing.assert_allclose(model.coef_, peer.coef_, rtol=1e-6, atol=1e-8)
+        np.testing.assert_array_equal(model.predict(X), peer.predict(X))
