@@ -706,8 +706,9 @@ class _SpanPerceptron:
         for epoch in range(1, self.max_iter + 1):
             n_mistakes = 0
             for i in rng.permutation(n):
-                y_hat = s.decode(w, X[i])
-                if s.loss(Y[i], y_hat) > 0:
+                # w: float64, finite (unit updates of finite features)
+                y_hat = s.decode_with_score(w, X[i], check_w=False)[0]
+                if y_hat != Y[i]:                    # loss > 0 iff the trees differ
                     gi, gv = s.joint_feature(X[i], Y[i])
                     hi, hv = s.joint_feature(X[i], y_hat)
                     idx = np.concatenate([gi, hi])

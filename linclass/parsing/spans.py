@@ -302,11 +302,14 @@ class SpanGrammarStructure(GrammarStructure):
             raise ValueError("w contains NaN or inf")
         return w
 
-    def decode_with_score(self, w, x, gold=None):
+    def decode_with_score(self, w, x, gold=None, *, check_w=True):
         """The best CNF tree and its score ``w . Phi(x, y)`` (plus the loss
-        bonuses when ``gold`` nodes are given)."""
+        bonuses when ``gold`` nodes are given).  ``check_w=False`` skips the
+        check of ``w`` (shape, finite values) for callers whose ``w`` is a
+        float64 array of ``n_features`` finite values by construction."""
         px = self.prepare(x)
-        w = self._check_w(w)
+        if check_w:
+            w = self._check_w(w)
         n = len(px.words)
         lexical = np.full((n, self.grammar.n_symbols), -np.inf)
         w0, w1 = w[0] * self.logprob_scale, w[1] * self.logprob_scale
