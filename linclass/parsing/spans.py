@@ -22,8 +22,7 @@ Joint features
   word, the word before and the word after the span, the length bucket, the
   two boundary bigrams (word before + first word, last word + word after), the
   shapes of the first and last words with the length bucket, the last word's
-  three-letter suffix, the pair (word before, word after), and the span shape
-  (the shape classes of its words, runs collapsed: ``"Xx,x"``).  Words seen at
+  three-letter suffix, and the pair (word before, word after).  Words seen at
   most ``rare_threshold`` times in training are replaced by their
   :func:`~linclass.parsing.word_signature`.  Each template value is hashed
   (a fixed hash, the same in every process) to one of ``2 ** hash_bits`` rows
@@ -57,7 +56,7 @@ from .grammar import (NODE_BINARY, NODE_LEXICAL, NODE_ROOT, NODE_UNARY, Compiled
 
 __all__ = ["SpanGrammarStructure"]
 
-N_TEMPLATES = 11
+N_TEMPLATES = 10
 _MASK64 = (1 << 64) - 1
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -93,27 +92,6 @@ def _shape_class(word):
     if first.isdigit():
         return "d"
     return first
-
-
-def _span_shapes(classes):
-    """Hashes of the shape of every span in the CKY cell order: the sequence of
-    its words' shape classes (``X`` capitalised, ``x`` lower case, ``d`` digit,
-    else the first character), with runs of one class collapsed
-    (Hall, Durrett and Klein, 2014: "span shape")."""
-    n = len(classes)
-    codes = [_string_hash("shape:" + c) for c in classes]
-    out = np.empty(n * (n + 1) // 2, dtype=np.uint64)
-    c = 0
-    for i in range(n):
-        h = 0x51ED270B27A3C5F1
-        previous = None
-        for j in range(i, n):
-            if classes[j] != previous:          # a run of one class counts once
-                h = ((h ^ codes[j]) * 0x100000001B3) & _MASK64
-                previous = classes[j]
-            out[c] = h
-            c += 1
-    return out
 
 
 def coarse_label(symbol):
@@ -259,7 +237,6 @@ class SpanGrammarStructure(GrammarStructure):
                          dtype=np.uint64)
         suffix = np.array([0] + [self._hash("suf=" + w[-3:].lower()) for w in words] + [0],
                           dtype=np.uint64)
-        span_shape = _span_shapes([_shape_class(w) for w in words])
         # cells in kernel order: c = i*n - i(i-1)/2 + (j-i-1)
         starts = np.repeat(np.arange(n), np.arange(n, 0, -1))
         ends = np.concatenate([np.arange(i + 1, n + 1) for i in range(n)])
@@ -272,7 +249,7 @@ class SpanGrammarStructure(GrammarStructure):
             columns = [first, last * k1, before * k2, after * k3, bucket + k0,
                        before * k1 + first * k2, last * k1 + after * k3,
                        shape[starts + 1] * k1 + shape[ends] * k2 + bucket,
-                       suffix[ends], before * k2 + after * k1, span_shape]
+                       suffix[ends], before * k2 + after * k1]
             templates = np.empty((length.size, N_TEMPLATES), dtype=np.int64)
             shift = np.uint64(64 - self.hash_bits)
             for t, col in enumerate(columns):

@@ -251,19 +251,3 @@ def test_pcfg_start_is_the_pcfg_and_validation_picks_the_epoch(toy):
         model.validation_scores_[model.best_epoch_]
     if model.best_epoch_ == 0:
         np.testing.assert_array_equal(model.coef_, w)
-
-
-def test_span_shapes_equal_iff_collapsed_shape_strings_equal():
-    from itertools import groupby
-
-    from linclass.parsing.spans import _shape_class, _span_shapes
-    words = "The U.S. said 3 , 4 and Pierre Vinken , 61 years old .".split()
-    classes = [_shape_class(w) for w in words]
-    hashes = _span_shapes(classes)
-    n = len(words)
-    strings = ["".join(k for k, _ in groupby(classes[i:j]))
-               for i in range(n) for j in range(i + 1, n + 1)]
-    assert len(strings) == hashes.size
-    for a in range(len(strings)):
-        for b in range(len(strings)):
-            assert (hashes[a] == hashes[b]) == (strings[a] == strings[b])
