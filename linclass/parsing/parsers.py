@@ -788,7 +788,7 @@ class DiscriminativeParser(BaseEstimator):
     hash_bits : int
         ``"spans"`` only: ``2 ** hash_bits`` hashed span-template values (each
         with one weight per coarse label).
-    pcfg_weight : None or float > 0, default=20.0
+    pcfg_weight : None or float > 0, default=5.0
         ``"spans"`` with the perceptron only: start from the PCFG (the
         log-probability features with this effective weight, every other
         weight 0) and keep that weight fixed, so the perceptron learns
@@ -832,7 +832,7 @@ class DiscriminativeParser(BaseEstimator):
     def __init__(self, *, learner="perceptron", max_iter=5, C=1.0, tol=0.1, average=True,
                  horizontal_markov=1, vertical_markov=2, rare_threshold=1,
                  random_state=None, verbose=0, features="spans", beam_size=0, hash_bits=15,
-                 pcfg_weight=20.0, logprob_scale=1.0, test_beam_size=None,
+                 pcfg_weight=5.0, logprob_scale=1.0, test_beam_size=None,
                  validation_fraction=None):
         self.validation_fraction = validation_fraction
         self.pcfg_weight = pcfg_weight
