@@ -28,8 +28,8 @@ Cases
   same run; F1 and parse time on all 245 test sentences.  ``PCFG_WEIGHT``,
   ``EPOCHS`` and ``HASH_BITS`` were chosen on development trees taken from
   the training split -- PCFG and perceptron on its first 1,500 trees
-  (wsj_0001-0084), F1 on
-  its last 300 (from wsj_0141 on) -- never on the test part.  Dev F1: PCFG 72.14;
+  (wsj_0001-0084), F1 on its last 300 (from wsj_0141 on) -- never on the
+  test part.  Dev F1: PCFG 72.14;
   learning rate 0.05: 75.86 / 76.11 after epochs 1 / 2; 0.2: 78.04 / 78.98;
   with a span-shape template (dropped): lr 0.2 77.61 / 78.30, lr 0.5 77.62,
   lr 1.0 76.92 after epoch 1; 2^17 instead of 2^15 rows 77.67 (lr 0.2, epoch
