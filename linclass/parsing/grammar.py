@@ -364,6 +364,91 @@ def nodes_to_tree(nodes, symbols, words, *, root_label, unary_expand=None):
     return stack.pop()
 
 
+def _slack_rescaled_cky(grammar, lexical, binary, unary, root, span, gold, n_gold,
+                        gold_score):
+    """The slack-rescaled argmax of :meth:`GrammarStructure.slack_rescaled_decode`
+    as pre-order node rows, or None when nothing covers the sentence.
+
+    Chart entries are vectors over ``d + D`` (``D = 4 n``, the most nodes a
+    tree can have): ``low[c][A, d + D]`` the best score of a lower node
+    ``A`` over cell ``c`` whose subtree has node-count ``d``, ``up`` the same
+    for upper nodes (the lower node itself, or one unary rule over it).
+    """
+    n, N = lexical.shape
+    D = 4 * n
+    L = 2 * D + 1
+    neg = -np.inf
+    cells = {}
+    for length in range(1, n + 1):
+        for i in range(n - length + 1):
+            j = i + length
+            low = np.full((N, L), neg)
+            bp_low = {}                      # (A, d index) -> (k, rule, left d index)
+            c = i * n - (i * (i - 1)) // 2 + (j - i - 1)
+            if length == 1:
+                for A in np.flatnonzero(np.isfinite(lexical[i])).tolist():
+                    bonus = -1 if (A, i, j, 0) in gold else 1
+                    low[A, D + bonus] = lexical[i, A]
+            else:
+                for k in range(i + 1, j):
+                    up_l, up_r = cells[(i, k)][1], cells[(k, j)][1]
+                    for r, (A, B, C) in enumerate(grammar.binary.tolist()):
+                        a, b = up_l[B], up_r[C]
+                        fa, fb = np.flatnonzero(np.isfinite(a)), np.flatnonzero(np.isfinite(b))
+                        if not fa.size or not fb.size:
+                            continue
+                        bonus = -1 if (A, i, j, 0) in gold else 1
+                        for p in fa:
+                            for q in fb:
+                                t = p + q - D + bonus        # (p-D) + (q-D) + bonus + D
+                                s = a[p] + b[q] + binary[r]
+                                if s > low[A, t]:
+                                    low[A, t] = s
+                                    bp_low[(A, t)] = (k, r, p)
+            if span is not None:
+                low += span[c][:, None]
+            up = low.copy()
+            bp_up = {}                       # (A, d index) -> (unary rule, child d index)
+            for u, (A, B) in enumerate(grammar.unary.tolist()):
+                bonus = -1 if (A, i, j, 1) in gold else 1
+                for p in np.flatnonzero(np.isfinite(low[B])):
+                    s = low[B, p] + unary[u]
+                    if s > up[A, p + bonus]:
+                        up[A, p + bonus] = s
+                        bp_up[(A, p + bonus)] = (u, p)
+            cells[(i, j)] = (low, up, bp_low, bp_up)
+    top = cells[(0, n)][1] + root[:, None]
+    best, best_key = neg, None
+    for X, t in zip(*(a.tolist() for a in np.nonzero(np.isfinite(top)))):
+        value = (n_gold + t - D) * (1.0 + top[X, t] - gold_score)
+        if best_key is None or value > best:
+            best, best_key = value, (X, t)
+    if best_key is None:
+        return None
+    rows = [(NODE_ROOT, -1, 0, n, -1)]
+    stack = [(1, best_key[0], 0, n, best_key[1])]
+    while stack:
+        layer, A, i, j, t = stack.pop()
+        low, up, bp_low, bp_up = cells[(i, j)]
+        if layer == 1:
+            if (A, t) in bp_up and up[A, t] > low[A, t]:
+                u, p = bp_up[(A, t)]
+                rows.append((NODE_UNARY, A, i, j, u))
+                A, t = int(grammar.unary[u, 1]), p
+            stack.append((0, A, i, j, t))
+            continue
+        if j == i + 1:
+            rows.append((NODE_LEXICAL, A, i, j, -1))
+            continue
+        k, r, p = bp_low[(A, t)]
+        bonus = -1 if (A, i, j, 0) in gold else 1
+        q = t - p + D - bonus
+        rows.append((NODE_BINARY, A, i, j, r))
+        stack.append((1, int(grammar.binary[r, 2]), k, j, q))
+        stack.append((1, int(grammar.binary[r, 1]), i, k, p))
+    return np.array(rows, dtype=np.int64)
+
+
 # ------------------------------------------------------------- inputs --
 
 class NoParseError(ValueError):
@@ -581,6 +666,51 @@ class GrammarStructure(Structure):
         root = np.full(self.grammar.n_symbols, -np.inf)
         root[self.root_symbols] = w[self._offset_root:self._offset_root + len(self.root_symbols)]
         return w, b, u, root
+
+    def _score_arrays(self, w, px):
+        """(lexical (n, N), binary (R,), unary (U,), root (N,), span (n_cells, N) or
+        None): the chart scores of ``w`` for the prepared sentence ``px``."""
+        w, b, u, root = self._scores(w)
+        return self._lexical(w, px), b, u, root, None
+
+    def slack_rescaled_decode(self, w, x, y):
+        """``argmax_y' loss(y, y') (1 + w . Phi(x, y') - w . Phi(x, y))``, exactly.
+
+        The loss is ``|y| + d(y')`` with ``d`` the sum over the nodes of
+        ``y'`` of -1 (a node of ``y``) or +1 (not in ``y``); CKY with one more
+        chart dimension, ``d``, finds the best score ``S(d)`` of every value
+        of ``d``, and the answer is the tree of the ``d`` maximising
+        ``(|y| + d)(1 + S(d) - w . Phi(x, y))`` (for a fixed loss the
+        objective grows with the score).  Time and memory grow with the
+        number of words cubed times the grammar (times ``8 n + 1`` loss
+        values): a pure-Python/NumPy dynamic program meant for small grammars
+        and short sentences (Tsochantaridis et al., 2005, slack rescaling;
+        Sarawagi and Gupta, 2008, the loss as an extra state dimension).
+        """
+        px = self.prepare(x)
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.n_features,) or not np.isfinite(w).all():
+            raise ValueError("w must be %d finite values, got shape %r"
+                             % (self.n_features, w.shape))
+        nodes, words = cnf_tree_nodes(y, root_label=self.root_label)
+        if tuple(words) != tuple(px.words):
+            raise ValueError("the tree's words differ from the sentence")
+        gold, n_gold = set(), 0
+        for kind, label, start, end, _ in nodes:
+            if kind == NODE_ROOT:
+                continue
+            n_gold += 1
+            sym = self.symbol_index.get(label)
+            if sym is not None:
+                gold.add((sym, start, end, 1 if kind == NODE_UNARY else 0))
+        idx, val = self.joint_feature(px, y)
+        gold_score = float(w[np.asarray(idx, dtype=np.int64)] @ np.asarray(val))
+        lexical, binary, unary, root, span = self._score_arrays(w, px)
+        rows = _slack_rescaled_cky(self.grammar, lexical, binary, unary, root, span, gold,
+                                   n_gold, gold_score)
+        if rows is None:
+            raise NoParseError("no parse of %r under the grammar" % (" ".join(px.words),))
+        return nodes_to_tree(rows, self.symbols, px.words, root_label=self.root_label)
 
     def _decode(self, w, x, gold=None):
         px = self.prepare(x)

@@ -45,7 +45,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from .._validation import check_is_fitted, check_positive
+from .._validation import check_is_fitted, check_positive, check_random_state
 from ..base import BaseEstimator
 from ..datasets.trees import Tree
 from .grammar import NoParseError as _NoParse
@@ -640,6 +640,109 @@ def _first_preterminal(tree):
 
 # --------------------------------------------------------- discriminative --
 
+class _SpanPerceptron:
+    """Averaged structured perceptron over a :class:`SpanGrammarStructure`,
+    started from the PCFG and with the epoch chosen on held-out trees.
+
+    ``w`` starts at ``coef_init``; every mistake adds ``Phi(x, y) - Phi(x,
+    y_hat)`` to the weights except the log-probability features 0 and 1 when
+    ``fixed_logprob`` (the PCFG's weight stays what ``coef_init`` says, so the
+    update unit, relative to that weight, is the learning rate).  The averaged
+    weights after each epoch are scored on the validation trees (labelled
+    PARSEVAL F1, evalb conventions) and the best epoch wins, epoch 0 being
+    ``coef_init`` itself (the PCFG): training can only be kept when it helps
+    on the held-out trees.
+
+    Attributes (after :meth:`fit`)
+    ------------------------------
+    coef_ : ndarray
+    n_iter_ : int
+        Epochs run.
+    best_epoch_ : int
+        Epoch whose averaged weights are ``coef_`` (the last one without
+        validation trees).
+    validation_scores_ : list of float
+        F1 on the validation trees after epochs 0 .. n_iter_ (empty without).
+    history_ : list of dict
+    """
+
+    def __init__(self, structure, *, max_iter, average=True, random_state=None,
+                 coef_init=None, fixed_logprob=False, verbose=0):
+        self.structure = structure
+        self.max_iter = max_iter
+        self.average = average
+        self.random_state = random_state
+        self.coef_init = coef_init
+        self.fixed_logprob = fixed_logprob
+        self.verbose = verbose
+
+    def _validation_f1(self, w, X_val, Y_val):
+        from ..metrics.parsing import parseval
+        predicted = []
+        for x in X_val:
+            try:
+                predicted.append(debinarize(self.structure.decode(w, x)))
+            except _NoParse:
+                predicted.append(None)
+        return parseval(Y_val, predicted)["f1"]
+
+    def fit(self, X, Y, X_val=(), Y_val=()):
+        """``X`` prepared inputs, ``Y`` CNF trees; ``X_val`` / ``Y_val``
+        validation inputs and their treebank trees (may be empty)."""
+        import time
+        s = self.structure
+        rng = check_random_state(self.random_state)
+        n = len(X)
+        w = np.zeros(s.n_features) if self.coef_init is None \
+            else np.array(self.coef_init, dtype=np.float64)
+        u = np.zeros(s.n_features)
+        c = 1.0
+        first = 2 if self.fixed_logprob else 0
+        validate = len(X_val) > 0
+        self.validation_scores_ = [self._validation_f1(w, X_val, Y_val)] if validate else []
+        best_w, self.best_epoch_ = w.copy(), 0
+        self.history_ = []
+        start = time.perf_counter()
+        for epoch in range(1, self.max_iter + 1):
+            n_mistakes = 0
+            for i in rng.permutation(n):
+                # w: float64, finite (unit updates of finite features)
+                y_hat = s.decode_with_score(w, X[i], check_w=False)[0]
+                if y_hat != Y[i]:                    # loss > 0 iff the trees differ
+                    gi, gv = s.joint_feature(X[i], Y[i])
+                    hi, hv = s.joint_feature(X[i], y_hat)
+                    idx = np.concatenate([gi, hi])
+                    val = np.concatenate([gv, -hv])
+                    keep = idx >= first
+                    idx, val = idx[keep], val[keep]
+                    np.add.at(w, idx, val)           # w += Phi(x, y) - Phi(x, y_hat)
+                    np.add.at(u, idx, c * val)       # u += c * (same update)
+                    n_mistakes += 1
+                c += 1.0
+            avg = w - u / c if self.average else w.copy()
+            record = {"iteration": epoch, "n_mistakes": n_mistakes,
+                      "time": time.perf_counter() - start}
+            if validate:
+                f1 = self._validation_f1(avg, X_val, Y_val)
+                record["validation_f1"] = f1
+                if f1 > max(self.validation_scores_):
+                    best_w, self.best_epoch_ = avg, epoch
+                self.validation_scores_.append(f1)
+            else:
+                best_w, self.best_epoch_ = avg, epoch
+            self.history_.append(record)
+            if self.verbose:
+                print("epoch %3d  mistakes %6d  %s time %.2fs"
+                      % (epoch, n_mistakes, "validation F1 %.4f  " % record["validation_f1"]
+                         if validate else "", record["time"]))
+            if n_mistakes == 0:
+                break
+        self.n_iter_ = len(self.history_)
+        self.coef_ = best_w
+        return self
+
+
+
 class DiscriminativeParser(BaseEstimator):
     """CKY parser with ``F(x, y) = w . Phi(x, y)``, trained discriminatively.
 
@@ -660,6 +763,14 @@ class DiscriminativeParser(BaseEstimator):
     averaged structured perceptron (Collins, 2002) or the 1-slack structural
     SVM (Joachims et al., 2009) whose most violated constraint comes from a
     loss-augmented CKY with the labelled-bracket loss (Taskar et al., 2004).
+    With ``"spans"`` the perceptron starts from the PCFG (``pcfg_weight``):
+    the log-probability weights stay fixed and every other weight learns a
+    correction, each update worth ``1 / pcfg_weight`` nats of the PCFG's
+    score, so the model before training is the PCFG; ``validation_fraction``
+    keeps the epoch (0 = the PCFG) with the best F1 on held-out trees.  On
+    the Penn Treebank sample a unit update against weight 1 (the plain
+    PCFG-scaled start) over-corrects and a weight of 20 learns too slowly;
+    5 was best on development trees (``benchmarks/bench_parsing.py``).
 
     Parameters
     ----------
@@ -685,24 +796,38 @@ class DiscriminativeParser(BaseEstimator):
     hash_bits : int
         ``"spans"`` only: ``2 ** hash_bits`` hashed span-template values (each
         with one weight per coarse label).
-    pcfg_weight : None or float > 0
+    pcfg_weight : None or float > 0, default=5.0
         ``"spans"`` with the perceptron only: start from the PCFG (the
         log-probability features with this effective weight, every other
-        weight 0), so the perceptron learns corrections to the PCFG, each
-        unit update being worth ``1 / pcfg_weight`` nats of the PCFG's score.
-        None: start from zero weights.
+        weight 0) and keep that weight fixed, so the perceptron learns
+        corrections to the PCFG, each unit update being worth
+        ``1 / pcfg_weight`` nats of the PCFG's score (the learning rate is
+        ``1 / pcfg_weight``).  The model before the first update is the PCFG.
+        None: start from zero weights and learn the log-probability weights
+        too.
     logprob_scale : float > 0
         ``"spans"`` only: the log-probability features are scaled by this
-        factor (see :class:`~linclass.parsing.SpanGrammarStructure`); with
-        ``pcfg_weight`` a small factor keeps the PCFG's weight nearly fixed.
+        factor (see :class:`~linclass.parsing.SpanGrammarStructure`); it
+        matters only when ``pcfg_weight`` is None.
     test_beam_size : None or int >= 0
         ``"spans"`` only: the beam of :meth:`predict` (0: exact CKY; None:
         ``beam_size``).  Training uses ``beam_size``.
+    validation_fraction : None or float in (0, 0.5], default=None
+        ``"spans"`` with the perceptron only: hold out the last
+        ``ceil(validation_fraction * n_trees)`` training trees, estimate the
+        PCFG and train on the others, score the averaged weights after every
+        epoch (and the PCFG start, epoch 0) on the held-out trees (labelled
+        F1, evalb conventions) and keep the best epoch (``best_epoch_``,
+        ``validation_scores_``).  None: no held-out trees, the last epoch.
 
     Attributes
     ----------
     structure_ : GrammarStructure or SpanGrammarStructure
-    learner_ : StructuredPerceptron or StructuredSVM (not saved by :meth:`save`)
+    learner_ : _SpanPerceptron, StructuredPerceptron or StructuredSVM (not saved)
+    best_epoch_ : int
+        Perceptron with ``"spans"``: the epoch whose averaged weights are kept.
+    validation_scores_ : list of float
+        With ``validation_fraction``: held-out F1 after epochs 0, 1, ...
     coef_ : ndarray (n_features,)
     pcfg_ : PCFG
         ``"spans"`` only: the grammar whose log-probabilities are features.
@@ -713,9 +838,11 @@ class DiscriminativeParser(BaseEstimator):
     """
 
     def __init__(self, *, learner="perceptron", max_iter=5, C=1.0, tol=0.1, average=True,
-                 horizontal_markov=1, vertical_markov=1, rare_threshold=1,
+                 horizontal_markov=1, vertical_markov=2, rare_threshold=1,
                  random_state=None, verbose=0, features="spans", beam_size=0, hash_bits=15,
-                 pcfg_weight=None, logprob_scale=1.0, test_beam_size=None):
+                 pcfg_weight=5.0, logprob_scale=1.0, test_beam_size=None,
+                 validation_fraction=None):
+        self.validation_fraction = validation_fraction
         self.pcfg_weight = pcfg_weight
         self.logprob_scale = logprob_scale
         self.test_beam_size = test_beam_size
@@ -751,10 +878,16 @@ class DiscriminativeParser(BaseEstimator):
         check_positive(self.beam_size, "beam_size", strict=False, integer=True)
         check_positive(self.hash_bits, "hash_bits", integer=True)
         check_positive(self.logprob_scale, "logprob_scale")
+        span_perceptron = self.features == "spans" and self.learner == "perceptron"
         if self.pcfg_weight is not None:
             check_positive(self.pcfg_weight, "pcfg_weight")
-            if self.features != "spans" or self.learner != "perceptron":
-                raise ValueError("pcfg_weight needs features='spans' and "
+        if self.validation_fraction is not None:
+            check_positive(self.validation_fraction, "validation_fraction")
+            if not self.validation_fraction <= 0.5:
+                raise ValueError("validation_fraction must be in (0, 0.5], got %r"
+                                 % (self.validation_fraction,))
+            if not span_perceptron:
+                raise ValueError("validation_fraction needs features='spans' and "
                                  "learner='perceptron'")
         if self.test_beam_size is not None:
             check_positive(self.test_beam_size, "test_beam_size", strict=False, integer=True)
@@ -776,6 +909,16 @@ class DiscriminativeParser(BaseEstimator):
                 if list(x) != s:
                     raise ValueError("sentence %d differs from the words of its tree (without "
                                      "-NONE- elements)" % k)
+        val_trees, X_val = [], []
+        if self.validation_fraction is not None:
+            n_val = int(math.ceil(self.validation_fraction * len(trees)))
+            if n_val >= len(trees):
+                raise ValueError("validation_fraction=%r leaves no training tree out of %d"
+                                 % (self.validation_fraction, len(trees)))
+            val_trees = trees[len(trees) - n_val:]
+            X_val = sentences[len(trees) - n_val:]
+            trees, cnf = trees[:len(trees) - n_val], cnf[:len(trees) - n_val]
+            sentences = sentences[:len(trees)]
         if self.features == "spans":
             pcfg = PCFG.from_treebank(trees, horizontal_markov=self.horizontal_markov,
                                       vertical_markov=self.vertical_markov,
@@ -786,19 +929,29 @@ class DiscriminativeParser(BaseEstimator):
             self.pcfg_ = pcfg
         else:
             structure = GrammarStructure.from_trees(cnf, rare_threshold=self.rare_threshold)
-        if self.learner == "perceptron":
+        if span_perceptron:
             coef_init = None
             if self.pcfg_weight is not None:
                 coef_init = np.zeros(structure.n_features)
                 coef_init[:2] = self.pcfg_weight / self.logprob_scale
+            learner = _SpanPerceptron(structure, max_iter=self.max_iter, average=self.average,
+                                     random_state=self.random_state, coef_init=coef_init,
+                                     fixed_logprob=self.pcfg_weight is not None,
+                                     verbose=self.verbose)
+            learner.fit(structure.batch_inputs(sentences), cnf,
+                        [structure.prepare(x) for x in X_val], val_trees)
+            self.best_epoch_ = learner.best_epoch_
+            self.validation_scores_ = learner.validation_scores_
+        elif self.learner == "perceptron":
             learner = StructuredPerceptron(structure, max_iter=self.max_iter,
                                            average=self.average,
                                            random_state=self.random_state,
-                                           verbose=self.verbose, coef_init=coef_init)
+                                           verbose=self.verbose)
+            learner.fit(sentences, cnf)
         else:
             learner = StructuredSVM(structure, C=self.C, tol=self.tol, max_iter=self.max_iter,
                                     verbose=self.verbose)
-        learner.fit(sentences, cnf)
+            learner.fit(sentences, cnf)
         if self.features == "spans":
             structure.beam_size = self._test_beam()
         self.structure_ = structure

@@ -279,11 +279,7 @@ class SpanGrammarStructure(GrammarStructure):
             raise ValueError("w contains NaN or inf")
         return w
 
-    def decode_with_score(self, w, x, gold=None):
-        """The best CNF tree and its score ``w . Phi(x, y)`` (plus the loss
-        bonuses when ``gold`` nodes are given)."""
-        px = self.prepare(x)
-        w = self._check_w(w)
+    def _score_arrays(self, w, px):
         n = len(px.words)
         lexical = np.full((n, self.grammar.n_symbols), -np.inf)
         w0, w1 = w[0] * self.logprob_scale, w[1] * self.logprob_scale
@@ -293,7 +289,17 @@ class SpanGrammarStructure(GrammarStructure):
         root = np.full(self.grammar.n_symbols, -np.inf)
         root[self.root_symbols] = (w0 * self.root_logprob
                                    + w[self._offset_root:self._offset_span])
-        spans = self.span_scores(w, px)
+        return lexical, binary, unary, root, self.span_scores(w, px)
+
+    def decode_with_score(self, w, x, gold=None, *, check_w=True):
+        """The best CNF tree and its score ``w . Phi(x, y)`` (plus the loss
+        bonuses when ``gold`` nodes are given).  ``check_w=False`` skips the
+        check of ``w`` (shape, finite values) for callers whose ``w`` is a
+        float64 array of ``n_features`` finite values by construction."""
+        px = self.prepare(x)
+        if check_w:
+            w = self._check_w(w)
+        lexical, binary, unary, root, spans = self._score_arrays(w, px)
         score, nodes = self.grammar.viterbi(lexical, binary, unary, root, gold=gold,
                                             span_score=spans, beam_size=self.beam_size)
         if not nodes.shape[0] and self.beam_size:

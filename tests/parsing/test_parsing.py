@@ -385,3 +385,70 @@ def test_pcfg_on_ptb_sample_round_trip_and_coverage():
     parsed = grammar.parse_many([[w for w, t in tr.pos() if t != "-NONE-"]
                                  for tr in test[150:170]])
     assert all(p is not None for p in parsed)
+
+
+def _brute_force_slack(structure, words, gold, trees, scores, gold_score, node_sets=None):
+    """max over trees of loss * (1 + score - gold score); the loss is the size of the
+    symmetric difference of the node sets (a tree's nodes are distinct)."""
+    if node_sets is None:
+        node_sets = [set(structure._node_set(t)) for t in trees]
+    g = set(structure._node_set(gold))
+    return max(len(g ^ nodes) * (1 + s - gold_score) for nodes, s in zip(node_sets, scores))
+
+
+def test_slack_rescaled_decode_equals_brute_force():
+    """Exact slack rescaling on trees (CKY with the bracket-loss count as an extra
+    dimension) against enumeration of every tree, and the SSVM accepts it."""
+    from linclass.structured import StructuredSVM
+    from linclass.structured.learners import supports_slack_rescaling
+    n_checked = 0
+    for seed in range(4):
+        structure, w = _random_structure(seed)
+        assert supports_slack_rescaling(structure)
+        for words in (["x"], ["x", "y"], ["z", "x", "y"], ["y", "new", "z", "y"]):
+            trees = list(all_structure_trees(structure, words))
+            base = np.array([structure.score(w, words, t) for t in trees])
+            node_sets = [set(structure._node_set(t)) for t in trees]
+            for scale in (1.0, 0.05):            # small weights: the loss factor matters
+                v = w * scale
+                for g in range(0, len(trees), max(1, len(trees) // 3)):
+                    gold = trees[g]
+                    got = structure.slack_rescaled_decode(v, words, gold)
+                    value = structure.loss(gold, got) * (
+                        1 + structure.score(v, words, got) - scale * base[g])
+                    assert value == pytest.approx(_brute_force_slack(
+                        structure, words, gold, trees, scale * base, scale * base[g],
+                        node_sets), abs=1e-9)
+                    n_checked += 1
+    assert n_checked > 40
+    # the structural SVM with slack rescaling trains on trees (it refused before)
+    structure, _ = _random_structure(1)
+    sentences = [["x", "y"], ["z", "x", "y"], ["y", "z"]]
+    gold = [next(iter(all_structure_trees(structure, s))) for s in sentences]
+    svm = StructuredSVM(structure, C=10.0, rescaling="slack", max_iter=50).fit(sentences, gold)
+    assert [structure.decode(svm.coef_, s) for s in sentences] == gold
+
+
+def test_slack_rescaled_decode_of_span_features_equals_brute_force():
+    from linclass.demo.parsing import make_toy_treebank
+    from linclass.parsing import SpanGrammarStructure
+    trees = make_toy_treebank(40, max_words=5, random_state=1)
+    pcfg = PCFG.from_treebank(trees, horizontal_markov=1, vertical_markov=2)
+    structure = SpanGrammarStructure(pcfg, hash_bits=5)
+    rng = np.random.default_rng(0)
+    n_checked = 0
+    for tree in trees[:12]:
+        gold = treebank_to_cnf(tree, horizontal_markov=1, vertical_markov=2)
+        words = gold.leaves()
+        if len(words) > 4:
+            continue
+        space = list(all_structure_trees(structure, words))
+        w = rng.normal(scale=0.3, size=structure.n_features)
+        got = structure.slack_rescaled_decode(w, words, gold)
+        gold_score = structure.score(w, words, gold)
+        value = structure.loss(gold, got) * (1 + structure.score(w, words, got) - gold_score)
+        scores = [structure.score(w, words, t) for t in space]
+        assert value == pytest.approx(_brute_force_slack(structure, words, gold, space, scores,
+                                                         gold_score), abs=1e-9)
+        n_checked += 1
+    assert n_checked >= 4

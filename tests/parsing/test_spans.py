@@ -191,16 +191,63 @@ def test_exact_test_search_and_pcfg_start(toy):
     beam = SpanGrammarStructure(model.pcfg_, hash_bits=6, beam_size=2)
     assert model.predict(sentences, cnf=True) == [beam.decode(model.coef_, x)
                                                   for x in sentences]
-    # starting from the PCFG with a tiny feature scale: the log-prob weights barely move
-    # and the effective PCFG weight stays near pcfg_weight
+    # starting from the PCFG: the log-prob weights stay at pcfg_weight (scaled features)
     m = DiscriminativeParser(max_iter=1, vertical_markov=2, hash_bits=6, pcfg_weight=4.0,
                              logprob_scale=1e-4, random_state=0).fit(trees)
-    np.testing.assert_allclose(m.coef_[:2] * 1e-4, 4.0, rtol=1e-3)
+    np.testing.assert_allclose(m.coef_[:2] * 1e-4, 4.0, rtol=1e-12)
     with pytest.raises(ValueError, match="pcfg_weight"):
         DiscriminativeParser(pcfg_weight=-1.0).fit(trees)
-    with pytest.raises(ValueError, match="pcfg_weight needs"):
-        DiscriminativeParser(pcfg_weight=1.0, features="rules").fit(trees)
+    for bad in (0.0, 0.7, -0.1):
+        with pytest.raises(ValueError, match="validation_fraction"):
+            DiscriminativeParser(validation_fraction=bad).fit(trees)
+    with pytest.raises(ValueError, match="validation_fraction needs"):
+        DiscriminativeParser(validation_fraction=0.2, features="rules").fit(trees)
+    with pytest.raises(ValueError, match="leaves no training tree"):
+        DiscriminativeParser(validation_fraction=0.5).fit(trees[:1])
     with pytest.raises(ValueError, match="logprob_scale"):
         SpanGrammarStructure(pcfg, logprob_scale=0.0)
     with pytest.raises(ValueError, match="test_beam_size"):
         DiscriminativeParser(test_beam_size=-2).fit(trees)
+
+
+def test_pcfg_start_is_the_pcfg_and_validation_picks_the_epoch(toy):
+    """Epoch 0 of the span perceptron is the PCFG estimated on the training part;
+    the kept weights are the averaged weights of the epoch with the best held-out F1."""
+    from linclass.metrics.parsing import parseval
+    from linclass.parsing import NoParseError, debinarize
+    trees = make_toy_treebank(120, max_words=9, random_state=5)
+    model = DiscriminativeParser(max_iter=3, hash_bits=8, pcfg_weight=2.0,
+                                 validation_fraction=0.25, random_state=0).fit(trees)
+    n_val = 30
+    train, held = trees[:-n_val], trees[-n_val:]
+    words = [treebank_to_cnf(t).leaves() for t in held]
+    pcfg = PCFG.from_treebank(train, horizontal_markov=1, vertical_markov=2)
+    assert model.pcfg_.n_rules == pcfg.n_rules
+    s = SpanGrammarStructure(pcfg, hash_bits=8)
+    w = np.zeros(s.n_features)
+    w[:2] = 2.0
+    n_same = 0
+    predicted = []
+    for x in words:
+        ref, log_prob = pcfg.parse(x, cnf=True, return_log_prob=True)
+        try:
+            tree, score = s.decode_with_score(w, x)
+        except NoParseError:
+            predicted.append(None)
+            continue
+        predicted.append(debinarize(tree))
+        # the PCFG may chain unary rules over one span, the span parser may not
+        assert score / 2.0 <= log_prob + 1e-9
+        if ref == tree:
+            n_same += 1
+            assert score / 2.0 == pytest.approx(log_prob, abs=1e-9)
+    assert n_same >= len(words) - 3
+    pcfg_f1 = parseval(held, predicted)["f1"]
+    assert model.validation_scores_[0] == pcfg_f1
+    assert len(model.validation_scores_) == model.learner_.n_iter_ + 1
+    assert model.validation_scores_[model.best_epoch_] == max(model.validation_scores_)
+    assert model.coef_[0] == model.coef_[1] == 2.0         # fixed PCFG weight
+    assert parseval(held, model.predict(words))["f1"] == \
+        model.validation_scores_[model.best_epoch_]
+    if model.best_epoch_ == 0:
+        np.testing.assert_array_equal(model.coef_, w)
