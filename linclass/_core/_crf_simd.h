@@ -105,96 +105,75 @@ static void lc_crf_ger_scalar(double *M, const double *A, const double *U, ptrdi
 typedef double lc_v4d __attribute__((vector_size(32), aligned(8), may_alias));
 typedef double lc_v2d __attribute__((vector_size(16), aligned(8), may_alias));
 
-/* AVX2: 8 doubles = 2 registers of 4 */
-LC_CRF_AVX2 static void lc_crf_matvec_avx2(const double *x, const double *M, double *out,
-                                           ptrdiff_t K, ptrdiff_t Kp)
-{
-    ptrdiff_t i, j;
-    for (j = 0; j < Kp; j += 8) {
-        lc_v4d acc0 = {0.0, 0.0, 0.0, 0.0}, acc1 = {0.0, 0.0, 0.0, 0.0};
-        const double *col = M + j;
-        for (i = 0; i < K; i++) {
-            const double a = x[i];
-            const lc_v4d av = {a, a, a, a};
-            acc0 += av * *(const lc_v4d *)(col + i * Kp);
-            acc1 += av * *(const lc_v4d *)(col + i * Kp + 4);
-        }
-        *(lc_v4d *)(out + j) = acc0;
-        *(lc_v4d *)(out + j + 4) = acc1;
+/* Blocks of NB = 8, 16 or 24 doubles (Kp is a multiple of 8): NB / W
+ * independent accumulators of vector type VT (W lanes), so the sums over i
+ * (matvec) or t (ger) run as NB / W independent chains instead of 2 --
+ * the loops are bound by the add latency otherwise.  Each output is still
+ * summed in the order i = 0, 1, ... (t = 0, 1, ...). */
+#define LC_CRF_MATVEC_BLOCK(VT, W, NB)                                        \
+    {                                                                         \
+        VT acc[NB / W];                                                       \
+        int v;                                                                \
+        const double *col = M + j;                                            \
+        for (v = 0; v < NB / W; v++)                                          \
+            acc[v] = (VT){0};                                                 \
+        for (i = 0; i < K; i++) {                                             \
+            const double a = x[i];                                            \
+            const double *r = col + i * Kp;                                   \
+            for (v = 0; v < NB / W; v++)                                      \
+                acc[v] += a * *(const VT *)(r + v * W);                       \
+        }                                                                     \
+        for (v = 0; v < NB / W; v++)                                          \
+            *(VT *)(out + j + v * W) = acc[v];                                \
     }
+
+#define LC_CRF_GER_BLOCK(VT, W, NB)                                           \
+    {                                                                         \
+        VT acc[NB / W];                                                       \
+        int v;                                                                \
+        double *m = M + i * Kp + j;                                           \
+        const double *u = U + j;                                              \
+        for (v = 0; v < NB / W; v++)                                          \
+            acc[v] = *(const VT *)(m + v * W);                                \
+        for (t = 0; t < n; t++) {                                             \
+            const double a = A[t * Kp + i];                                   \
+            const double *r = u + t * Kp;                                     \
+            for (v = 0; v < NB / W; v++)                                      \
+                acc[v] += a * *(const VT *)(r + v * W);                       \
+        }                                                                     \
+        for (v = 0; v < NB / W; v++)                                          \
+            *(VT *)(m + v * W) = acc[v];                                      \
+    }
+
+#define LC_CRF_DEFINE(SUFFIX, ATTR, VT, W)                                    \
+ATTR static void lc_crf_matvec_##SUFFIX(const double *x, const double *M,     \
+                                        double *out, ptrdiff_t K, ptrdiff_t Kp) \
+{                                                                             \
+    ptrdiff_t i, j = 0;                                                       \
+    for (; Kp - j >= 24; j += 24)                                             \
+        LC_CRF_MATVEC_BLOCK(VT, W, 24)                                        \
+    if (Kp - j == 16)                                                         \
+        LC_CRF_MATVEC_BLOCK(VT, W, 16)                                        \
+    else if (Kp - j == 8)                                                     \
+        LC_CRF_MATVEC_BLOCK(VT, W, 8)                                         \
+}                                                                             \
+                                                                              \
+ATTR static void lc_crf_ger_##SUFFIX(double *M, const double *A, const double *U, \
+                                     ptrdiff_t n, ptrdiff_t K, ptrdiff_t Kp)  \
+{                                                                             \
+    ptrdiff_t t, i, j;                                                        \
+    for (i = 0; i < K; i++) {                                                 \
+        for (j = 0; Kp - j >= 24; j += 24)                                    \
+            LC_CRF_GER_BLOCK(VT, W, 24)                                       \
+        if (Kp - j == 16)                                                     \
+            LC_CRF_GER_BLOCK(VT, W, 16)                                       \
+        else if (Kp - j == 8)                                                 \
+            LC_CRF_GER_BLOCK(VT, W, 8)                                        \
+    }                                                                         \
 }
 
-LC_CRF_AVX2 static void lc_crf_ger_avx2(double *M, const double *A, const double *U,
-                                        ptrdiff_t n, ptrdiff_t K, ptrdiff_t Kp)
-{
-    ptrdiff_t t, i, j;
-    for (i = 0; i < K; i++) {
-        for (j = 0; j < Kp; j += 8) {
-            lc_v4d acc0 = *(const lc_v4d *)(M + i * Kp + j);
-            lc_v4d acc1 = *(const lc_v4d *)(M + i * Kp + j + 4);
-            const double *u = U + j;
-            for (t = 0; t < n; t++) {
-                const double a = A[t * Kp + i];
-                const lc_v4d av = {a, a, a, a};
-                acc0 += av * *(const lc_v4d *)(u + t * Kp);
-                acc1 += av * *(const lc_v4d *)(u + t * Kp + 4);
-            }
-            *(lc_v4d *)(M + i * Kp + j) = acc0;
-            *(lc_v4d *)(M + i * Kp + j + 4) = acc1;
-        }
-    }
-}
-
-/* SSE2 (x86-64 baseline): 8 doubles = 4 registers of 2 */
-static void lc_crf_matvec_sse2(const double *x, const double *M, double *out, ptrdiff_t K,
-                               ptrdiff_t Kp)
-{
-    ptrdiff_t i, j;
-    for (j = 0; j < Kp; j += 8) {
-        lc_v2d acc0 = {0.0, 0.0}, acc1 = {0.0, 0.0}, acc2 = {0.0, 0.0}, acc3 = {0.0, 0.0};
-        const double *col = M + j;
-        for (i = 0; i < K; i++) {
-            const double a = x[i];
-            const lc_v2d av = {a, a};
-            const double *r = col + i * Kp;
-            acc0 += av * *(const lc_v2d *)(r);
-            acc1 += av * *(const lc_v2d *)(r + 2);
-            acc2 += av * *(const lc_v2d *)(r + 4);
-            acc3 += av * *(const lc_v2d *)(r + 6);
-        }
-        *(lc_v2d *)(out + j) = acc0;
-        *(lc_v2d *)(out + j + 2) = acc1;
-        *(lc_v2d *)(out + j + 4) = acc2;
-        *(lc_v2d *)(out + j + 6) = acc3;
-    }
-}
-
-static void lc_crf_ger_sse2(double *M, const double *A, const double *U, ptrdiff_t n,
-                            ptrdiff_t K, ptrdiff_t Kp)
-{
-    ptrdiff_t t, i, j;
-    for (i = 0; i < K; i++) {
-        for (j = 0; j < Kp; j += 8) {
-            double *m = M + i * Kp + j;
-            lc_v2d acc0 = *(const lc_v2d *)(m), acc1 = *(const lc_v2d *)(m + 2);
-            lc_v2d acc2 = *(const lc_v2d *)(m + 4), acc3 = *(const lc_v2d *)(m + 6);
-            const double *u = U + j;
-            for (t = 0; t < n; t++) {
-                const double a = A[t * Kp + i];
-                const lc_v2d av = {a, a};
-                const double *r = u + t * Kp;
-                acc0 += av * *(const lc_v2d *)(r);
-                acc1 += av * *(const lc_v2d *)(r + 2);
-                acc2 += av * *(const lc_v2d *)(r + 4);
-                acc3 += av * *(const lc_v2d *)(r + 6);
-            }
-            *(lc_v2d *)(m) = acc0;
-            *(lc_v2d *)(m + 2) = acc1;
-            *(lc_v2d *)(m + 4) = acc2;
-            *(lc_v2d *)(m + 6) = acc3;
-        }
-    }
-}
+LC_CRF_DEFINE(avx2, LC_CRF_AVX2, lc_v4d, 4)
+LC_CRF_DEFINE(sse2, , lc_v2d, 2)
 
 #endif
 
