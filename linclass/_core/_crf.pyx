@@ -46,6 +46,8 @@ cdef extern from "_crf_simd.h" nogil:
     int lc_crf_set_level(int level)
     void lc_crf_matvec(int level, const double* x, const double* M, double* out,
                        Py_ssize_t K, Py_ssize_t Kp)
+    void lc_crf_expshift(int level, double* e, double m, Py_ssize_t K, Py_ssize_t Kp)
+    double lc_crf_exp1(double x)
     void lc_crf_ger(int level, double* M, const double* A, const double* U, Py_ssize_t n,
                     Py_ssize_t K, Py_ssize_t Kp)
 
@@ -221,8 +223,7 @@ cdef int forward_backward(Workspace* ws, Py_ssize_t n, Py_ssize_t K, double tran
                 m = e[k]
         if not (m > -INFINITY and m < INFINITY):
             return 1
-        for k in range(K):
-            e[k] = exp(e[k] - m)
+        lc_crf_expshift(ws.level, e, m, K, Kp)
         ws.shift[t] = m
         lz += m
     # forward: alpha_t = e_t * (alpha_{t-1} @ T), normalised
@@ -332,6 +333,11 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
                 for q in range(q0, q1):
                     grad_w[q] += v * P[attr_label[q]]  # grad[f, k] += x[t, f] * (P_t[k] - [k == y_t])
     return 0
+
+
+def _exp(double x):
+    """The kernel's exp (tests compare it with numpy's)."""
+    return lc_crf_exp1(x)
 
 
 def _check_common(Py_ssize_t n_state, Py_ssize_t K, attr_ptr, attr_label, trans, start,
