@@ -32,6 +32,7 @@ Andrew, G., Gao, J. (2007). Scalable training of L1-regularized log-linear
 models.  ICML.
 """
 import numpy as np
+from scipy.linalg.blas import daxpy, ddot
 
 __all__ = ["minimize_owlqn", "pseudo_gradient"]
 
@@ -238,7 +239,7 @@ def minimize_owlqn(fun, x0, *, c1=0.0, max_iterations=None, num_memories=6, epsi
     f, g = fun(x)
     F = f + c1 * np.abs(x).sum()
     pg = pseudo_gradient(x, g, c1)
-    S, Y, rho = [], [], []
+    S, Y, rho, YY = [], [], [], []
     history = [F]
     k = 0
     reason = "max_iterations"
@@ -246,25 +247,25 @@ def minimize_owlqn(fun, x0, *, c1=0.0, max_iterations=None, num_memories=6, epsi
     if pg_norm / max(1.0, np.linalg.norm(x)) < epsilon:
         return x, F, 0, "converged (gradient)"
     while max_iterations is None or k < max_iterations:
-        # two-loop recursion: d = -H pg
+        # two-loop recursion: d = -H pg (in place: BLAS axpy, no temporaries)
         q = -pg
         alphas = []
         for s, y, r in zip(reversed(S), reversed(Y), reversed(rho)):
-            a = r * s.dot(q)
+            a = r * ddot(s, q)
             alphas.append(a)
-            q -= a * y
+            q = daxpy(y, q, a=-a)
         if S:
-            q *= S[-1].dot(Y[-1]) / Y[-1].dot(Y[-1])
+            q *= (1.0 / rho[-1]) / YY[-1]
         for (s, y, r), a in zip(zip(S, Y, rho), reversed(alphas)):
-            b = r * y.dot(q)
-            q += (a - b) * s
+            b = r * ddot(y, q)
+            q = daxpy(s, q, a=a - b)
         d = q
         if c1 > 0:
             d[d * pg >= 0] = 0.0              # keep the direction in pg's descent orthant
             orthant = np.where(x != 0, np.sign(x), -np.sign(pg))
         slope = pg.dot(d)
         if slope >= 0:                        # not a descent direction: restart
-            S, Y, rho = [], [], []
+            S, Y, rho, YY = [], [], [], []
             d = -pg
             slope = -pg.dot(pg)
         step = 1.0 / np.linalg.norm(d) if k == 0 else 1.0
@@ -279,15 +280,18 @@ def minimize_owlqn(fun, x0, *, c1=0.0, max_iterations=None, num_memories=6, epsi
         F_new = f_new + c1 * np.abs(x_new).sum() if c1 > 0 else f_new
         s = x_new - x
         y = g_new - g
-        sy = s.dot(y)
-        if sy > 1e-12 * max(1.0, y.dot(y)):
+        sy = ddot(s, y)
+        yy = ddot(y, y)
+        if sy > 1e-12 * max(1.0, yy):
             S.append(s)
             Y.append(y)
             rho.append(1.0 / sy)
+            YY.append(yy)
             if len(S) > num_memories:
                 S.pop(0)
                 Y.pop(0)
                 rho.pop(0)
+                YY.pop(0)
         x, f, g, F = x_new, f_new, g_new, F_new
         pg = pseudo_gradient(x, g, c1)
         k += 1
