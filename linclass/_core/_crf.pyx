@@ -48,6 +48,10 @@ cdef extern from "_crf_simd.h" nogil:
                        Py_ssize_t K, Py_ssize_t Kp)
     void lc_crf_expshift(int level, double* e, double m, Py_ssize_t K, Py_ssize_t Kp)
     double lc_crf_exp1(double x)
+    void lc_crf_gather_add(double* E, const int* lab, const double* w, Py_ssize_t q0,
+                           Py_ssize_t q1)
+    void lc_crf_scatter_add(double* G, const int* lab, const double* P, Py_ssize_t q0,
+                            Py_ssize_t q1)
     void lc_crf_ger(int level, double* M, const double* A, const double* U, Py_ssize_t n,
                     Py_ssize_t K, Py_ssize_t Kp)
 
@@ -143,6 +147,8 @@ cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_
                 wrow = w + q0
                 for k in range(K):
                     erow[k] += v * wrow[k]           # E[t] += x[t, f] * W[f]
+            elif v == 1.0:                           # binary attribute (1.0 * w == w)
+                lc_crf_gather_add(erow, attr_label, w, q0, q1)
             else:
                 for q in range(q0, q1):
                     erow[attr_label[q]] += v * w[q]  # E[t, label(q)] += x[t, f] * w[q]
@@ -329,6 +335,8 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
                 gq = grad_w + q0
                 for k in range(K):
                     gq[k] += v * P[k]                 # grad[f] += x[t, f] * (P_t - e_{y_t})
+            elif v == 1.0:                            # binary attribute, gain 1
+                lc_crf_scatter_add(grad_w, attr_label, P, q0, q1)
             else:
                 for q in range(q0, q1):
                     grad_w[q] += v * P[attr_label[q]]  # grad[f, k] += x[t, f] * (P_t[k] - [k == y_t])
