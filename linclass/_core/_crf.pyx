@@ -28,6 +28,15 @@ scaling cannot represent -- every path of a sentence below 1e-308 relative to
 the best one (transition weights differing by more than ~700) -- is detected
 (a zero or non-finite scale) and reported as status 1; the caller raises.
 
+Layout and vector code: every per-token label vector (scores, potentials,
+alpha, beta, u_t = e_t * beta_t / c_t) is a row of Kp = K padded to a
+multiple of 8 doubles with zero pad lanes, and T is a zero-padded Kp x Kp
+matrix.  The forward and backward steps are mat-vecs, the edge marginals of
+a sentence one rank-(n-1) update M += sum_t alpha_{t-1} (x) u_t (their
+expected counts T * M are formed once per call), and the potentials use a
+vectorised exp: all in _crf_simd.h, AVX2 / SSE2 / scalar chosen at run time
+(``set_simd_level`` for tests), with bit-identical results on every level.
+
 References: Lafferty, McCallum, Pereira (2001), "Conditional random fields";
 Rabiner (1989), "A tutorial on hidden Markov models" (scaling); Sha and
 Pereira (2003), "Shallow parsing with conditional random fields".  The caller
