@@ -28,6 +28,15 @@ scaling cannot represent -- every path of a sentence below 1e-308 relative to
 the best one (transition weights differing by more than ~700) -- is detected
 (a zero or non-finite scale) and reported as status 1; the caller raises.
 
+Layout and vector code: every per-token label vector (scores, potentials,
+alpha, beta, u_t = e_t * beta_t / c_t) is a row of Kp = K padded to a
+multiple of 8 doubles with zero pad lanes, and T is a zero-padded Kp x Kp
+matrix.  The forward and backward steps are mat-vecs, the edge marginals of
+a sentence one rank-(n-1) update M += sum_t alpha_{t-1} (x) u_t (their
+expected counts T * M are formed once per call), and the potentials use a
+vectorised exp: all in _crf_simd.h, AVX2 / SSE2 / scalar chosen at run time
+(``set_simd_level`` for tests), with bit-identical results on every level.
+
 References: Lafferty, McCallum, Pereira (2001), "Conditional random fields";
 Rabiner (1989), "A tutorial on hidden Markov models" (scaling); Sha and
 Pereira (2003), "Shallow parsing with conditional random fields".  The caller
@@ -35,37 +44,77 @@ Pereira (2003), "Shallow parsing with conditional random fields".  The caller
 """
 from libc.math cimport exp, log, INFINITY
 from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 
 import numpy as np
 
 
+cdef extern from "_crf_simd.h" nogil:
+    Py_ssize_t lc_crf_pad(Py_ssize_t K)
+    int lc_crf_level()
+    int lc_crf_set_level(int level)
+    void lc_crf_matvec(int level, const double* x, const double* M, double* out,
+                       Py_ssize_t K, Py_ssize_t Kp)
+    void lc_crf_expshift(int level, double* e, double m, Py_ssize_t K, Py_ssize_t Kp)
+    double lc_crf_exp1(double x)
+    void lc_crf_gather_add(double* E, const int* lab, const double* w, Py_ssize_t q0,
+                           Py_ssize_t q1)
+    void lc_crf_scatter_add(double* G, const int* lab, const double* P, Py_ssize_t q0,
+                            Py_ssize_t q1)
+    void lc_crf_ger(int level, double* M, const double* A, const double* U, Py_ssize_t n,
+                    Py_ssize_t K, Py_ssize_t Kp)
+
+
+def simd_level():
+    """The vector level the kernels use: 0 scalar, 1 SSE2, 2 AVX2."""
+    return lc_crf_level()
+
+
+def set_simd_level(int level):
+    """Use vector level ``level`` (at most the CPU's; -1: the best).  For tests
+    comparing the paths; returns the level in effect."""
+    return lc_crf_set_level(level)
+
+
 cdef struct Workspace:
-    double* E         # n x K emission scores, then potentials exp(E - m)
-    double* alpha     # n x K scaled forward
-    double* beta      # n x K scaled backward
+    Py_ssize_t Kp     # row stride: K padded to a multiple of 8 (pad lanes hold 0)
+    int level         # vector level of _crf_simd.h
+    double* E         # n x Kp emission scores, then potentials exp(E - m)
+    double* alpha     # n x Kp scaled forward
+    double* beta      # n x Kp scaled backward
+    double* U         # n x Kp  u_t = e_t * beta_t / c_t (rows 1..n-1)
     double* scale     # n   scales c_t
     double* shift     # n   shifts m_t
-    double* T         # K x K exp(trans - max trans)
-    double* Tt        # K x K its transpose (the backward pass reads columns of T as rows)
+    double* T         # Kp x Kp exp(trans - max trans), zero padded
+    double* Tt        # Kp x Kp its transpose (the backward pass reads columns of T as rows)
+    double* M         # Kp x Kp edge sums  sum_t alpha_{t-1} (x) u_t  (times T: expected counts)
     int* back         # n x K Viterbi back pointers
-    double* tmp       # K   scratch
+    double* tmp       # Kp  scratch
 
 
 cdef int workspace_alloc(Workspace* ws, Py_ssize_t n, Py_ssize_t K) noexcept nogil:
+    cdef Py_ssize_t Kp = lc_crf_pad(K)
     if n < 1:
         n = 1
-    ws.E = <double*>malloc(n * K * sizeof(double))
-    ws.alpha = <double*>malloc(n * K * sizeof(double))
-    ws.beta = <double*>malloc(n * K * sizeof(double))
+    ws.Kp = Kp
+    ws.level = lc_crf_level()
+    ws.E = <double*>malloc(n * Kp * sizeof(double))
+    ws.alpha = <double*>malloc(n * Kp * sizeof(double))
+    ws.beta = <double*>malloc(n * Kp * sizeof(double))
+    ws.U = <double*>malloc(n * Kp * sizeof(double))
     ws.scale = <double*>malloc(n * sizeof(double))
     ws.shift = <double*>malloc(n * sizeof(double))
-    ws.T = <double*>malloc(K * K * sizeof(double))
-    ws.Tt = <double*>malloc(K * K * sizeof(double))
+    ws.T = <double*>malloc(Kp * Kp * sizeof(double))
+    ws.Tt = <double*>malloc(Kp * Kp * sizeof(double))
+    ws.M = <double*>malloc(Kp * Kp * sizeof(double))
     ws.back = <int*>malloc(n * K * sizeof(int))
-    ws.tmp = <double*>malloc(K * sizeof(double))
-    if (ws.tmp == NULL or ws.Tt == NULL or ws.E == NULL or ws.alpha == NULL or ws.beta == NULL or ws.scale == NULL
+    ws.tmp = <double*>malloc(Kp * sizeof(double))
+    if (ws.tmp == NULL or ws.Tt == NULL or ws.E == NULL or ws.alpha == NULL or ws.beta == NULL
+            or ws.U == NULL or ws.M == NULL or ws.scale == NULL
             or ws.shift == NULL or ws.T == NULL or ws.back == NULL):
         return 1
+    memset(ws.M, 0, Kp * Kp * sizeof(double))
+    memset(ws.U, 0, n * Kp * sizeof(double))
     return 0
 
 
@@ -73,28 +122,30 @@ cdef void workspace_free(Workspace* ws) noexcept nogil:
     free(ws.E)
     free(ws.alpha)
     free(ws.beta)
+    free(ws.U)
     free(ws.scale)
     free(ws.shift)
     free(ws.T)
     free(ws.Tt)
+    free(ws.M)
     free(ws.back)
     free(ws.tmp)
 
 
 cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_label,
-                          Py_ssize_t K, const int* indices, const double* data,
+                          Py_ssize_t K, Py_ssize_t Kp, const int* indices, const double* data,
                           const int* indptr, Py_ssize_t row0, Py_ssize_t n,
                           const double* start, const double* stop,
                           double* E) noexcept nogil:
     """E[t, :] = sparse state scores of token row0 + t; start added at t = 0,
-    stop at t = n - 1   (E: n x K, overwritten)."""
+    stop at t = n - 1   (E: n x Kp, overwritten; pad lanes 0)."""
     cdef Py_ssize_t t, p, q, k, f, q0, q1
     cdef double v
     cdef double* erow
     cdef const double* wrow
     for t in range(n):
-        erow = E + t * K
-        for k in range(K):
+        erow = E + t * Kp
+        for k in range(Kp):
             erow[k] = 0.0
         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
             f = indices[p]
@@ -105,17 +156,20 @@ cdef void emission_scores(const double* w, const int* attr_ptr, const int* attr_
                 wrow = w + q0
                 for k in range(K):
                     erow[k] += v * wrow[k]           # E[t] += x[t, f] * W[f]
+            elif v == 1.0:                           # binary attribute (1.0 * w == w)
+                lc_crf_gather_add(erow, attr_label, w, q0, q1)
             else:
                 for q in range(q0, q1):
                     erow[attr_label[q]] += v * w[q]  # E[t, label(q)] += x[t, f] * w[q]
     if n > 0:
         for k in range(K):
             E[k] += start[k]
-            E[(n - 1) * K + k] += stop[k]
+            E[(n - 1) * Kp + k] += stop[k]
 
 
-cdef void emission_rescale(double* E, Py_ssize_t n, Py_ssize_t K, double w_scale,
-                           const double* start, const double* stop) noexcept nogil:
+cdef void emission_rescale(double* E, Py_ssize_t n, Py_ssize_t K, Py_ssize_t Kp,
+                           double w_scale, const double* start,
+                           const double* stop) noexcept nogil:
     """E (state scores of weights w plus start/stop) -> scores of w_scale * w
     plus start/stop."""
     cdef Py_ssize_t i, k
@@ -123,28 +177,39 @@ cdef void emission_rescale(double* E, Py_ssize_t n, Py_ssize_t K, double w_scale
         return
     for k in range(K):
         E[k] -= start[k]
-        E[(n - 1) * K + k] -= stop[k]
-    for i in range(n * K):
+        E[(n - 1) * Kp + k] -= stop[k]
+    for i in range(n * Kp):
         E[i] *= w_scale
     for k in range(K):
         E[k] += start[k]
-        E[(n - 1) * K + k] += stop[k]
+        E[(n - 1) * Kp + k] += stop[k]
 
 
-cdef void exp_transitions(const double* trans, Py_ssize_t K, double* T, double* Tt,
-                          double* shift) noexcept nogil:
-    """T = exp(trans - max(trans)); Tt = T.T; shift[0] = max(trans)"""
+cdef void exp_transitions(const double* trans, Py_ssize_t K, Py_ssize_t Kp, double* T,
+                          double* Tt, double* shift) noexcept nogil:
+    """T = exp(trans - max(trans)) (Kp x Kp, zero padded); Tt = T.T;
+    shift[0] = max(trans)"""
     cdef Py_ssize_t i, k
     cdef double m = -INFINITY
     for i in range(K * K):
         if trans[i] > m:
             m = trans[i]
-    for i in range(K * K):
-        T[i] = exp(trans[i] - m)
+    memset(T, 0, Kp * Kp * sizeof(double))
+    memset(Tt, 0, Kp * Kp * sizeof(double))
     for i in range(K):
         for k in range(K):
-            Tt[k * K + i] = T[i * K + k]
+            T[i * Kp + k] = exp(trans[i * K + k] - m)
+            Tt[k * Kp + i] = T[i * Kp + k]
     shift[0] = m
+
+
+cdef void finish_edges(Workspace* ws, Py_ssize_t K, double* grad_trans) noexcept nogil:
+    """grad_trans += T * M (the expected transition counts summed in M); M = 0."""
+    cdef Py_ssize_t i, k, Kp = ws.Kp
+    for i in range(K):
+        for k in range(K):
+            grad_trans[i * K + k] += ws.T[i * Kp + k] * ws.M[i * Kp + k]
+    memset(ws.M, 0, Kp * Kp * sizeof(double))
 
 
 cdef int forward_backward(Workspace* ws, Py_ssize_t n, Py_ssize_t K, double trans_shift,
@@ -152,81 +217,66 @@ cdef int forward_backward(Workspace* ws, Py_ssize_t n, Py_ssize_t K, double tran
     """Scaled forward-backward on ws.E (scores, turned into potentials in place).
 
     Afterwards node marginals are alpha[t, k] * beta[t, k]; the edge marginal
-    of (y_{t-1} = i, y_t = j) is alpha[t-1, i] T[i, j] E[t, j] beta[t, j] / scale[t].
+    of (y_{t-1} = i, y_t = j) is alpha[t-1, i] T[i, j] U[t, j] with
+    U[t] = e_t * beta_t / scale[t] (t >= 1).
     Returns 1 when a scale is zero or not finite, else 0.
     """
-    cdef Py_ssize_t t, i, k
-    cdef double m, c, a, b, lz = 0.0
+    cdef Py_ssize_t t, k, Kp = ws.Kp
+    cdef double m, c, lz = 0.0
     cdef double* e
     cdef double* al
-    cdef double* prev
     cdef double* be
-    cdef double* nxt
-    cdef const double* row
-    cdef double* T = ws.T
+    cdef double* u
     if n == 0:
         log_z[0] = 0.0
         return 0
     for t in range(n):                                    # potentials e_t = exp(E_t - m_t)
-        e = ws.E + t * K
+        e = ws.E + t * Kp
         m = e[0]
         for k in range(1, K):
             if e[k] > m:
                 m = e[k]
         if not (m > -INFINITY and m < INFINITY):
             return 1
-        for k in range(K):
-            e[k] = exp(e[k] - m)
+        lc_crf_expshift(ws.level, e, m, K, Kp)
         ws.shift[t] = m
         lz += m
     # forward: alpha_t = e_t * (alpha_{t-1} @ T), normalised
-    al = ws.alpha
-    c = 0.0
-    for k in range(K):
-        al[k] = ws.E[k]
-        c += al[k]
     for t in range(n):
-        al = ws.alpha + t * K
-        e = ws.E + t * K
+        al = ws.alpha + t * Kp
+        e = ws.E + t * Kp
         if t > 0:
-            prev = ws.alpha + (t - 1) * K
-            for k in range(K):
-                al[k] = 0.0
-            for i in range(K):
-                a = prev[i]
-                row = T + i * K
-                for k in range(K):
-                    al[k] += a * row[k]               # alpha_t += alpha_{t-1}[i] * T[i, :]
-            c = 0.0
-            for k in range(K):
-                al[k] *= e[k]
-                c += al[k]
+            lc_crf_matvec(ws.level, ws.alpha + (t - 1) * Kp, ws.T, al, K, Kp)
+        else:
+            for k in range(Kp):
+                al[k] = 1.0
+        c = 0.0
+        for k in range(Kp):
+            al[k] *= e[k]                              # pad lanes: 0 * 0
+            c += al[k]
         if not (c > 0.0 and c < INFINITY):
             return 1
         ws.scale[t] = c
         lz += log(c)
         c = 1.0 / c
-        for k in range(K):
+        for k in range(Kp):
             al[k] *= c
     log_z[0] = lz + (n - 1) * trans_shift
-    # backward: beta_t[i] = sum_k T[i, k] e_{t+1}[k] beta_{t+1}[k] / c_{t+1}
-    be = ws.beta + (n - 1) * K
+    # backward: beta_{t-1} = T @ u_t,  u_t = e_t * beta_t / c_t
+    be = ws.beta + (n - 1) * Kp
     for k in range(K):
         be[k] = 1.0
+    for k in range(K, Kp):
+        be[k] = 0.0
     t = n - 1
     while t > 0:
-        nxt = ws.beta + t * K
-        be = ws.beta + (t - 1) * K
-        e = ws.E + t * K
+        be = ws.beta + t * Kp
+        e = ws.E + t * Kp
+        u = ws.U + t * Kp
         c = 1.0 / ws.scale[t]
-        for k in range(K):
-            ws.tmp[k] = e[k] * nxt[k] * c          # u = e_t * beta_t / c_t
-            be[k] = 0.0
-        for k in range(K):
-            b = ws.tmp[k]
-            row = ws.Tt + k * K
-            for i in range(K):
-                be[i] += row[i] * b                # beta_{t-1} += T[:, k] * u[k]  (axpy, vectorises)
+        for k in range(Kp):
+            u[k] = e[k] * be[k] * c
+        lc_crf_matvec(ws.level, u, ws.Tt, ws.beta + (t - 1) * Kp, K, Kp)
         t -= 1
     return 0
 
@@ -239,64 +289,51 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
                            double* grad_w, double* grad_trans, double* grad_start,
                            double* grad_stop, double* nll, double w_scale=1.0,
                            double gain=1.0) noexcept nogil:
-    """nll += log Z - score(gold); gradients += E_model[phi] - phi(gold).
+    """nll += log Z - score(gold); gradients += E_model[phi] - phi(gold), except
+    the model's expected transition counts, which are summed in ws.M (the
+    caller adds them with finish_edges once per call).
 
     The state weights are ``w_scale * w`` (``trans``, ``start``, ``stop`` are
     the actual values), and the state-feature gradient is added times
     ``gain``: SGD passes ``grad_w = w`` itself and ``gain = -eta / scale`` to
     update the weights in place (the marginals are complete before the first
     write)."""
-    cdef Py_ssize_t t, p, q, i, k, f, q0, q1
-    cdef double lz, v, gold_score = 0.0, a, c
+    cdef Py_ssize_t t, p, q, k, f, q0, q1, Kp = ws.Kp
+    cdef double lz, v, gold_score = 0.0
     cdef double* gq
     cdef double* P
-    cdef const double* row
-    cdef double* grow
-    cdef double* e
-    cdef double* be
-    cdef double* eb
     cdef int status
     if n == 0:
         return 0
-    emission_scores(w, attr_ptr, attr_label, K, indices, data, indptr, row0, n, start, stop,
+    emission_scores(w, attr_ptr, attr_label, K, Kp, indices, data, indptr, row0, n, start, stop,
                     ws.E)
     if w_scale != 1.0:
-        emission_rescale(ws.E, n, K, w_scale, start, stop)
+        emission_rescale(ws.E, n, K, Kp, w_scale, start, stop)
     for t in range(n):
-        gold_score += ws.E[t * K + gold[t]]
+        gold_score += ws.E[t * Kp + gold[t]]
     for t in range(1, n):
         gold_score += trans[gold[t - 1] * K + gold[t]]
     status = forward_backward(ws, n, K, trans_shift, &lz)
     if status != 0:
         return status
     nll[0] += lz - gold_score
-    # edge marginals alpha_{t-1}[i] T[i, k] (e_t[k] beta_t[k] / c_t), minus the gold pair
-    eb = ws.tmp
+    # edge marginals alpha_{t-1}[i] T[i, k] u_t[k]: M += sum_t alpha_{t-1} (x) u_t
+    if n > 1:
+        lc_crf_ger(ws.level, ws.M, ws.alpha, ws.U + Kp, n - 1, K, Kp)
     for t in range(1, n):
-        e = ws.E + t * K
-        be = ws.beta + t * K
-        c = 1.0 / ws.scale[t]
-        for k in range(K):
-            eb[k] = e[k] * be[k] * c
-        for i in range(K):
-            a = ws.alpha[(t - 1) * K + i]
-            row = ws.T + i * K
-            grow = grad_trans + i * K
-            for k in range(K):
-                grow[k] += a * row[k] * eb[k]         # grad_trans[i, k] += P(y_{t-1}=i, y_t=k)
         grad_trans[gold[t - 1] * K + gold[t]] -= 1.0
     # node marginals P_t = alpha_t * beta_t (into beta), minus the gold indicator
     for t in range(n):
-        P = ws.beta + t * K
+        P = ws.beta + t * Kp
         for k in range(K):
-            P[k] *= ws.alpha[t * K + k]
+            P[k] *= ws.alpha[t * Kp + k]
     for k in range(K):
         grad_start[k] += ws.beta[k]
-        grad_stop[k] += ws.beta[(n - 1) * K + k]
+        grad_stop[k] += ws.beta[(n - 1) * Kp + k]
     grad_start[gold[0]] -= 1.0
     grad_stop[gold[n - 1]] -= 1.0
     for t in range(n):
-        P = ws.beta + t * K
+        P = ws.beta + t * Kp
         P[gold[t]] -= 1.0
         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
             f = indices[p]
@@ -307,10 +344,17 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
                 gq = grad_w + q0
                 for k in range(K):
                     gq[k] += v * P[k]                 # grad[f] += x[t, f] * (P_t - e_{y_t})
+            elif v == 1.0:                            # binary attribute, gain 1
+                lc_crf_scatter_add(grad_w, attr_label, P, q0, q1)
             else:
                 for q in range(q0, q1):
                     grad_w[q] += v * P[attr_label[q]]  # grad[f, k] += x[t, f] * (P_t[k] - [k == y_t])
     return 0
+
+
+def _exp(double x):
+    """The kernel's exp (tests compare it with numpy's)."""
+    return lc_crf_exp1(x)
 
 
 def _check_common(Py_ssize_t n_state, Py_ssize_t K, attr_ptr, attr_label, trans, start,
@@ -388,7 +432,7 @@ def negative_log_likelihood(const double[::1] w, const int[::1] attr_ptr,
     with nogil:
         status = workspace_alloc(&ws, max_len, K)
         if status == 0:
-            exp_transitions(&trans[0, 0], K, ws.T, ws.Tt, &trans_shift)
+            exp_transitions(&trans[0, 0], K, ws.Kp, ws.T, ws.Tt, &trans_shift)
             for s in range(first, last):
                 row0 = sent_offsets[s]
                 n = sent_offsets[s + 1] - row0
@@ -399,6 +443,8 @@ def negative_log_likelihood(const double[::1] w, const int[::1] attr_ptr,
                                            &nll)
                 if status != 0:
                     break
+            if status == 0:
+                finish_edges(&ws, K, &grad_trans[0, 0])
         else:
             status = 2
         workspace_free(&ws)
@@ -419,6 +465,7 @@ def marginals(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_
     Returns the status (1: a forward-backward under/overflowed).
     """
     cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t Kp = lc_crf_pad(K)
     cdef Py_ssize_t s, row0, n, t, i, k, max_len, n_tokens
     cdef Workspace ws
     cdef int status = 0
@@ -445,11 +492,11 @@ def marginals(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_
     with nogil:
         status = workspace_alloc(&ws, max_len, K)
         if status == 0:
-            exp_transitions(&trans[0, 0], K, ws.T, ws.Tt, &trans_shift)
+            exp_transitions(&trans[0, 0], K, Kp, ws.T, ws.Tt, &trans_shift)
             for s in range(first, last):
                 row0 = sent_offsets[s]
                 n = sent_offsets[s + 1] - row0
-                emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr, &indptr[0],
+                emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, Kp, ind_ptr, data_ptr, &indptr[0],
                                 row0, n, &start[0], &stop[0], ws.E)
                 status = forward_backward(&ws, n, K, trans_shift, &lz)
                 if status != 0:
@@ -457,20 +504,17 @@ def marginals(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_
                 log_z[s] = lz
                 for t in range(n):
                     for k in range(K):
-                        node[row0 + t, k] = ws.alpha[t * K + k] * ws.beta[t * K + k]
+                        node[row0 + t, k] = ws.alpha[t * Kp + k] * ws.beta[t * Kp + k]
                 if want_edge and n > 0:
                     for k in range(K):
                         for i in range(K):
                             edge[row0, i, k] = 0.0
                     for t in range(1, n):
-                        eb = ws.beta + t * K            # beta_t -> e_t * beta_t / c_t
-                        c = 1.0 / ws.scale[t]
-                        for k in range(K):
-                            eb[k] = eb[k] * ws.E[t * K + k] * c
+                        eb = ws.U + t * Kp              # e_t * beta_t / c_t
                         for i in range(K):
-                            a = ws.alpha[(t - 1) * K + i]
+                            a = ws.alpha[(t - 1) * Kp + i]
                             for k in range(K):
-                                edge[row0 + t, i, k] = a * ws.T[i * K + k] * eb[k]
+                                edge[row0 + t, i, k] = a * ws.T[i * Kp + k] * eb[k]
         else:
             status = 2
         workspace_free(&ws)
@@ -487,6 +531,7 @@ def viterbi(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_la
     """Best label sequence of sentences first..last-1 into out (one code per
     token) and its score into scores[s].  Ties go to the smallest label index."""
     cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t Kp = lc_crf_pad(K)
     cdef Py_ssize_t s, row0, n, t, j, k, max_len, n_tokens
     cdef Workspace ws
     cdef int status = 0, arg
@@ -517,14 +562,14 @@ def viterbi(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_la
                 if n == 0:
                     scores[s] = 0.0
                     continue
-                emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr, &indptr[0],
-                                row0, n, &start[0], &stop[0], ws.E)
+                emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, Kp, ind_ptr, data_ptr,
+                                &indptr[0], row0, n, &start[0], &stop[0], ws.E)
                 # delta_t in alpha rows: delta_t[k] = E[t, k] + max_j delta_{t-1}[j] + trans[j, k]
                 for k in range(K):
                     ws.alpha[k] = ws.E[k]
                 for t in range(1, n):
-                    prev = ws.alpha + (t - 1) * K
-                    cur = ws.alpha + t * K
+                    prev = ws.alpha + (t - 1) * Kp
+                    cur = ws.alpha + t * Kp
                     for k in range(K):
                         cur[k] = prev[0] + trans[0, k]
                         ws.back[t * K + k] = 0
@@ -535,8 +580,8 @@ def viterbi(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_la
                                 cur[k] = v
                                 ws.back[t * K + k] = <int>j
                     for k in range(K):
-                        cur[k] += ws.E[t * K + k]
-                prev = ws.alpha + (n - 1) * K
+                        cur[k] += ws.E[t * Kp + k]
+                prev = ws.alpha + (n - 1) * Kp
                 best = prev[0]
                 arg = 0
                 for k in range(1, K):
@@ -626,7 +671,7 @@ def sgd_epoch(double[::1] w, const int[::1] attr_ptr, const int[::1] attr_label,
                 for i in range(K * K):
                     actual[i] = scale * tr[i]
                     grad_trans[i] = 0.0
-                exp_transitions(actual, K, ws.T, ws.Tt, &trans_shift)
+                exp_transitions(actual, K, ws.Kp, ws.T, ws.Tt, &trans_shift)
                 status = sentence_gradient(w_ptr, &attr_ptr[0], al_ptr, K, ind_ptr, data_ptr,
                                            &indptr[0], row0, n, actual, zeros, zeros,
                                            trans_shift, gold_ptr + row0, &ws, w_ptr,
@@ -634,6 +679,7 @@ def sgd_epoch(double[::1] w, const int[::1] attr_ptr, const int[::1] attr_label,
                                            -eta / new_scale)
                 if status != 0:
                     break
+                finish_edges(&ws, K, grad_trans)
                 step = eta / new_scale
                 for i in range(K * K):
                     tr[i] -= step * mask[i] * grad_trans[i]

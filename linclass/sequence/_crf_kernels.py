@@ -148,18 +148,28 @@ def _model_args(table, w, trans, start, stop):
             np.ascontiguousarray(stop, dtype=np.float64))
 
 
-def nll_and_gradient(table, batch, w, trans, start, stop, chunks):
+def nll_and_gradient(table, batch, w, trans, start, stop, chunks, out_w=None):
     """(nll, grad_w, grad_trans, grad_start, grad_stop) summed over all sentences.
 
     ``chunks``: sentence ranges, one thread each; per-thread gradients are
     summed in chunk order, so the result does not depend on thread timing.
+    ``out_w`` (float64, contiguous, one entry per state feature), when given,
+    receives grad_w (overwritten) and is returned as it.
     Raises FloatingPointError when a forward-backward overflows.
     """
     args = _model_args(table, w, trans, start, stop)
     K = table.n_labels
+    if out_w is not None and (out_w.dtype != np.float64 or out_w.shape != args[0].shape
+                              or not out_w.flags.c_contiguous):
+        raise ValueError("out_w must be a contiguous float64 array like w")
 
     def work(ab):
-        g = (np.zeros(len(args[0])), np.zeros((K, K)), np.zeros(K), np.zeros(K))
+        if out_w is not None and ab == chunks[0]:
+            out_w.fill(0.0)
+            gw = out_w
+        else:
+            gw = np.zeros(len(args[0]))
+        g = (gw, np.zeros((K, K)), np.zeros(K), np.zeros(K))
         nll, status = _crf.negative_log_likelihood(
             *args, batch.indices, batch.data, batch.indptr, batch.offsets, batch.gold, *g,
             first=ab[0], last=ab[1])

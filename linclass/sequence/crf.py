@@ -35,6 +35,8 @@ import time
 
 import numpy as np
 
+from scipy.linalg.blas import daxpy, ddot
+
 from .. import _validation
 from ..base import BaseEstimator
 from ..exceptions import NotFittedError
@@ -351,12 +353,13 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
 
         def objective(theta):
             w, trans = unpack(theta)
-            nll, gw, gt, _, _ = kernels.nll_and_gradient(table, batch, w, trans, zeros_k,
-                                                         zeros_k, chunks)
-            grad = np.concatenate([gw, gt[mask]])
+            grad = np.empty(len(theta))          # the kernel writes grad_w into its head
+            nll, _, gt, _, _ = kernels.nll_and_gradient(table, batch, w, trans, zeros_k,
+                                                        zeros_k, chunks, out_w=grad[:n_state])
+            grad[n_state:] = gt[mask]
             if c2 > 0:
-                nll += c2 * theta.dot(theta)
-                grad += 2.0 * c2 * theta
+                nll += c2 * ddot(theta, theta)
+                grad = daxpy(theta, grad, a=2.0 * c2)      # in place
             return nll, grad
 
         self.history_ = []

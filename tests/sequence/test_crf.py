@@ -205,6 +205,55 @@ def test_same_predictions_and_weights_as_python_crfsuite(tutorial, tmp_path):
     tagger.close()
 
 
+def test_lbfgs_iterations_follow_crfsuite(tutorial):
+    """The Moré-Thuente line search takes liblbfgs's steps: the objective after
+    each of the first iterations equals CRFsuite's log, iteration by iteration
+    (a backtracking-only search keeps the first, far too short step 1/||d||)."""
+    pycrfsuite = pytest.importorskip("pycrfsuite")
+    ns = tutorial
+    params = {"c1": 0.0, "c2": 1.0, "max_iterations": 12}
+    crf = CRF(**params).fit(ns["X_train"], ns["y_train"])
+    trainer = pycrfsuite.Trainer(algorithm="lbfgs", verbose=False)
+    trainer.set_params(params)
+    for x, y in zip(ns["X_train"], ns["y_train"]):
+        trainer.append(x, y)
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer.train(tmp + "/m.crfsuite")
+    theirs = [it["loss"] for it in trainer.logparser.iterations]
+    ours = [h["objective"] for h in crf.history_]
+    assert len(ours) == len(theirs) == 12
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert crf.history_[0]["evaluations"] == trainer.logparser.iterations[0]["linesearch_trials"]
+
+
+def test_more_thuente_extrapolates_and_meets_strong_wolfe():
+    from linclass.sequence._optimize import _more_thuente
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(8, 8))
+    A = A @ A.T + np.eye(8)
+    b = rng.normal(size=8)
+
+    def fun(x):
+        return 0.5 * x @ A @ x - b @ x + 0.1 * np.sum(x ** 4), A @ x - b + 0.4 * x ** 3
+
+    x = np.zeros(8)
+    f, g = fun(x)
+    d = -g
+    first = 1e-3 / np.linalg.norm(d)          # far too short: the search must go further
+    step, x_new, f_new, g_new, n = _more_thuente(fun, x, f, g, d, first, 20)
+    assert step > first
+    np.testing.assert_allclose(x_new, x + step * d)
+    assert (f_new, g_new[0]) == pytest.approx(tuple(v if np.ndim(v) == 0 else v[0]
+                                                    for v in fun(x_new)))
+    assert f_new <= f + 1e-4 * step * g.dot(d)                # sufficient decrease
+    assert abs(g_new.dot(d)) <= 0.9 * abs(g.dot(d))           # curvature (strong Wolfe)
+    # a step that is too long is shortened until both conditions hold
+    step, x_new, f_new, g_new, n = _more_thuente(fun, x, f, g, d, 1e3, 30)
+    assert f_new <= f + 1e-4 * step * g.dot(d)
+    assert abs(g_new.dot(d)) <= 0.9 * abs(g.dot(d))
+
+
 # -- the optimum against scipy on the same objective in numpy ---------------
 def numpy_objective(theta, Xs, Ys, F, K, c2):
     """NLL by enumeration of every label sequence + c2 * ||theta||^2 (dense model)."""
