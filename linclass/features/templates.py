@@ -55,6 +55,7 @@ import hashlib
 import itertools
 import math
 import numbers
+import operator
 import re
 
 import numpy as np
@@ -185,7 +186,7 @@ class _ShapeTable(dict):
 
 
 _SHAPE_TABLE = _ShapeTable()
-_RUNS = re.compile(r"(.)\1+", re.DOTALL)
+_FIRST = operator.itemgetter(0)
 
 
 def _shape(s):
@@ -193,7 +194,13 @@ def _shape(s):
 
 
 def _shortshape(s):
-    return _RUNS.sub(r"\1", s.translate(_SHAPE_TABLE))
+    # runs of one character collapsed to one (as the regex (.)\1+ -> \1, faster)
+    return "".join(map(_FIRST, itertools.groupby(s.translate(_SHAPE_TABLE))))
+
+
+def _hasdigit(s):
+    # an alphabetic string holds no digit (str.isdigit characters are not letters)
+    return "False" if s.isalpha() else str(any(c.isdigit() for c in s))
 
 
 _TRANSFORMS = {
@@ -207,9 +214,13 @@ _TRANSFORMS = {
     "istitle": lambda s: str(s.istitle()),
     "isupper": lambda s: str(s.isupper()),
     "islower": lambda s: str(s.islower()),
-    "hasdigit": lambda s: str(any(c.isdigit() for c in s)),
+    "hasdigit": _hasdigit,
     "hashyphen": lambda s: str("-" in s),
 }
+# predicates applied to a whole list at C speed: map(str, map(method, values))
+_PREDICATE_METHODS = {"isdigit": str.isdigit, "isalpha": str.isalpha,
+                      "istitle": str.istitle, "isupper": str.isupper,
+                      "islower": str.islower}
 _AFFIX = re.compile(r"(prefix|suffix)([0-9]+)\Z")
 
 
@@ -220,20 +231,37 @@ def _transform_function(name):
     m = _AFFIX.match(name)
     if m and int(m.group(2)) >= 1:
         n = int(m.group(2))
-        return (lambda s: s[:n]) if m.group(1) == "prefix" else (lambda s: s[-n:])
+        # s[:n] / s[-n:] as a C-level slice getter
+        return operator.itemgetter(slice(None, n) if m.group(1) == "prefix"
+                                   else slice(-n, None))
     return None
 
 
-def _compose(transforms):
-    functions = [_transform_function(t) for t in transforms]
-    if not functions:
-        return None
+def _map_transform(name, values):
+    """``[transform(v) for v in values]`` for one transform name, at C speed
+    where possible (predicates, slices, ``str`` methods)."""
+    method = _PREDICATE_METHODS.get(name)
+    if method is not None:
+        return list(map(str, map(method, values)))
+    return list(map(_transform_function(name), values))
 
-    def apply(s):
-        for f in functions:
-            s = f(s)
-        return s
-    return apply
+
+def _derive_all(spaces, column_types):
+    """The derived values of every space ``(column, transforms)``: the
+    transforms applied to the column's types, each prefix of a transform
+    chain computed once (``suffix3(lower(w))`` reuses ``lower(w)``).
+    Returns one list per space."""
+    memo = {}
+
+    def derive(c, transforms):
+        key = (c, transforms)
+        if key not in memo:
+            if not transforms:
+                memo[key] = column_types[c]
+            else:
+                memo[key] = _map_transform(transforms[-1], derive(c, transforms[:-1]))
+        return memo[key]
+    return [derive(c, tuple(transforms)) for c, transforms in spaces]
 
 
 # -- parsing ------------------------------------------------------------------
@@ -792,22 +820,29 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             self._space_index_ready()
         self._type_cache = None
         space_ids = []
+        if cache is not None:
+            # types seen in fit: their ids from the cache; the transforms run on new
+            # ones only (one cache lookup per column, shared by its spaces)
+            known_rows, new_types = {}, {}
+            for c, (types, _) in local.items():
+                known_index = cache[0][c]
+                rows = np.fromiter(map(known_index.get, types, itertools.repeat(-1, len(types))),
+                                   dtype=np.int64, count=len(types))
+                new = np.flatnonzero(rows < 0)
+                known_rows[c] = (rows, rows >= 0, new)
+                new_types[c] = [types[i] for i in new.tolist()]
+            new_derived = _derive_all(compiled.spaces, new_types)
+        else:
+            all_derived = _derive_all(compiled.spaces, {c: v[0] for c, v in local.items()})
         for s, (c, transforms) in enumerate(compiled.spaces):
             types, type_ids = local[c]
             if cache is not None:
-                # types seen in fit: their ids from the cache; the transforms run on new ones
-                known_index, known_ids = cache[0][c], cache[1][s]
-                rows = np.fromiter(map(known_index.get, types, itertools.repeat(-1, len(types))),
-                                   dtype=np.int64, count=len(types))
+                rows, seen, new = known_rows[c]
+                known_ids = cache[1][s]
                 ids = np.empty(len(types), dtype=np.int64)
-                seen = rows >= 0
                 ids[seen] = known_ids[rows[seen]]
-                new = np.flatnonzero(~seen)
                 if len(new):
-                    f = _compose(transforms)
-                    derived = [types[i] for i in new]
-                    if f is not None:
-                        derived = list(map(f, derived))
+                    derived = new_derived[s]
                     if self.n_hash is not None:
                         ids[new] = np.fromiter(map(_stable_hash, derived), dtype=np.int64,
                                                count=len(derived))
@@ -818,8 +853,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                             dtype=np.int64, count=len(derived))
                 values[s] = ids[type_ids]
                 continue
-            f = _compose(transforms)
-            derived = types if f is None else list(map(f, types))
+            derived = all_derived[s]
             if self.n_hash is not None:
                 ids = np.fromiter(map(_stable_hash, derived), dtype=np.int64, count=len(derived))
             elif fitting:

@@ -21,6 +21,7 @@ methods for structured and interdependent output variables.  JMLR 6.
 import collections
 import itertools
 import numbers
+import operator
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -129,12 +130,15 @@ def _token_accuracy(pred, Y, name):
     _check_sentences(Y, name)
     if len(Y) != len(pred):
         raise ValueError("X has %d sentences but %s has %d" % (len(pred), name, len(Y)))
-    n = correct = 0
-    for i, (p, y) in enumerate(zip(pred, Y)):
-        if len(p) != len(y):
-            raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(p), len(y)))
-        n += len(y)
-        correct += sum(a == b for a, b in zip(p, y))
+    n_pred = np.fromiter(map(len, pred), dtype=np.int64, count=len(pred))
+    n_gold = np.fromiter(map(len, Y), dtype=np.int64, count=len(Y))
+    bad = np.flatnonzero(n_pred != n_gold)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError("sentence %d has %d tokens but %d labels" % (i, n_pred[i], n_gold[i]))
+    n = int(n_gold.sum())
+    correct = sum(map(operator.eq, itertools.chain.from_iterable(pred),
+                      itertools.chain.from_iterable(Y)))
     return correct / n if n else 1.0
 
 

@@ -212,6 +212,38 @@ def test_transforms_match_reference():
             "upper(w[0])=MR.3"} <= names
 
 
+
+def test_transforms_on_unicode_match_the_definitions():
+    """The C-speed transforms (slices, groupby short shape, hasdigit via isalpha)
+    equal their definitions on non-ASCII text; the transform of unseen words (the
+    type cache path) equals a fresh fit's values."""
+    import re
+    from linclass.features import templates as tm
+    words = ["x²", "٣٤", "ǅemal", "Ⅻ", "aaa--bb", "", "ÉTÉ99", "½", "日本語", "A1b2", "ß", "--"]
+    for w in words:
+        assert tm._TRANSFORMS["hasdigit"](w) == str(any(c.isdigit() for c in w))
+        assert tm._TRANSFORMS["shortshape"](w) == re.sub(r"(.)\1+", r"\1",
+                                                          tm._TRANSFORMS["shape"](w),
+                                                          flags=re.DOTALL)
+        for n in (1, 2, 4):
+            assert tm._transform_function("prefix%d" % n)(w) == w[:n]
+            assert tm._transform_function("suffix%d" % n)(w) == w[-n:]
+        for name in ("isdigit", "isalpha", "istitle", "isupper", "islower"):
+            assert tm._map_transform(name, [w]) == [str(getattr(w, name)())]
+    ft = FeatureTemplate(POS_TEMPLATE, columns=("w",)).fit([["the", "cat"]])
+    X, _ = ft.transform([words])
+    ref = FeatureTemplate(POS_TEMPLATE, columns=("w",)).fit([["the", "cat"] + words])
+    names = ft.get_feature_names_out()
+    assert row_names(X, names) == [
+        {f for f in r if f in set(names)}
+        for r in row_names(*_fit_rows(ref, words))]
+
+
+def _fit_rows(ft, words):
+    X, _ = ft.transform([words])
+    return X, ft.get_feature_names_out()
+
+
 # -- equality with the reference ------------------------------------------------
 @pytest.mark.parametrize("template, columns, boundary", [
     (CRFSUITE_CHUNKING, ("w", "pos"), "drop"),
