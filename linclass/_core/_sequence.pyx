@@ -441,7 +441,8 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                      const int[::1] indices, const double[::1] data, const int[::1] indptr,
                      const long long[::1] sent_offsets, const int[::1] gold,
                      const int[::1] visit_order, *, int order=1, double counter=1.0,
-                     unsigned char[::1] touched=None, int binary=-1):
+                     unsigned char[::1] touched=None, int binary=-1,
+                     double sum_scale=1.0):
     """One epoch of the averaged structured perceptron, entirely without the GIL.
 
     For each sentence in `visit_order`: decode with the current weights; where
@@ -453,6 +454,9 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     `touched` (optional, one byte per feature row) gets 1 at every row of `W`
     the epoch updates (parameter mixing then visits those rows only).
     ``binary``: as in :func:`viterbi_batch` (1: every value of ``data`` is 1.0).
+    ``sum_scale``: the averaging sums get ``(counter * sum_scale) * update``
+    (parameter mixing over n shards passes 1/n; 1.0 gives exactly
+    ``counter * update``).
 
     Returns (counter, n_sentence_errors, n_token_errors).
     """
@@ -461,7 +465,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len, n_tokens
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
     cdef int g, y, differs
-    cdef double c = counter, v
+    cdef double c = counter, v, cs
     cdef Workspace ws
     cdef int status = 0
     cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
@@ -508,6 +512,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                 row0 = sent_offsets[s]
                 n = sent_offsets[s + 1] - row0
                 if n > 0:
+                    cs = c * sum_scale
                     gs = gold_base + row0
                     decode_sentence(&W[0, 0], &trans[0, 0], <const float*>trans2_ptr,
                                     &start[0], &stop[0], K, order, ind_ptr, data_ptr,
@@ -523,24 +528,24 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
                             f = ind_ptr[p]
                             v = data_ptr[p]
-                            avg_add(&W[0, 0], &U_W[0, 0], f * K + g, v, c)     # W[f, g] += v
-                            avg_add(&W[0, 0], &U_W[0, 0], f * K + y, -v, c)    # W[f, y] -= v
+                            avg_add(&W[0, 0], &U_W[0, 0], f * K + g, v, cs)     # W[f, g] += v
+                            avg_add(&W[0, 0], &U_W[0, 0], f * K + y, -v, cs)    # W[f, y] -= v
                             if touched_ptr != NULL:
                                 touched_ptr[f] = 1
                     if differs:
                         n_sent_err += 1
                         if gs[0] != pred[0]:
-                            avg_add(&start[0], &U_start[0], gs[0], 1.0, c)
-                            avg_add(&start[0], &U_start[0], pred[0], -1.0, c)
+                            avg_add(&start[0], &U_start[0], gs[0], 1.0, cs)
+                            avg_add(&start[0], &U_start[0], pred[0], -1.0, cs)
                         if gs[n - 1] != pred[n - 1]:
-                            avg_add(&stop[0], &U_stop[0], gs[n - 1], 1.0, c)
-                            avg_add(&stop[0], &U_stop[0], pred[n - 1], -1.0, c)
+                            avg_add(&stop[0], &U_stop[0], gs[n - 1], 1.0, cs)
+                            avg_add(&stop[0], &U_stop[0], pred[n - 1], -1.0, cs)
                         for t in range(1, n):
                             if gs[t - 1] != pred[t - 1] or gs[t] != pred[t]:
                                 avg_add(&trans[0, 0], &U_trans[0, 0],
-                                        gs[t - 1] * K + gs[t], 1.0, c)
+                                        gs[t - 1] * K + gs[t], 1.0, cs)
                                 avg_add(&trans[0, 0], &U_trans[0, 0],
-                                        pred[t - 1] * K + pred[t], -1.0, c)
+                                        pred[t - 1] * K + pred[t], -1.0, cs)
                                 lc_set_trans(&trans[0, 0], K, gs[t - 1], gs[t], ws.Tp, ws.Tt)
                                 lc_set_trans(&trans[0, 0], K, pred[t - 1], pred[t], ws.Tp,
                                              ws.Tt)
@@ -549,10 +554,10 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                                 if (gs[t - 2] != pred[t - 2] or gs[t - 1] != pred[t - 1]
                                         or gs[t] != pred[t]):
                                     avg_add(trans2_ptr, U2_ptr,
-                                            (gs[t - 2] * K + gs[t - 1]) * K + gs[t], 1.0, c)
+                                            (gs[t - 2] * K + gs[t - 1]) * K + gs[t], 1.0, cs)
                                     avg_add(trans2_ptr, U2_ptr,
                                             (pred[t - 2] * K + pred[t - 1]) * K + pred[t],
-                                            -1.0, c)
+                                            -1.0, cs)
                 c += 1.0
         workspace_free(&ws)
     if status != 0:
@@ -562,42 +567,37 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
 
 # ------------------------------------------- structural SVM: BCFW passes --
 
-def mix_emission_rows(const long long[::1] rows, list shard_w, list shard_u,
-                      float[:, ::1] W, double[:, ::1] U):
-    """Iterative parameter mixing of the emission rows ``rows`` in one pass: for
-    each entry, W := float32(mean of the shards' weights), U += each shard's
-    averaging sum / n_shards (in shard order), and every shard's private copy
-    is reset (weights := W, sums := 0).  The same floating-point operations, in
-    the same order, as the numpy expression it replaces, so the mixed model is
-    bit for bit the same; one pass instead of a dozen fancy-indexed copies.
+def mix_weight_rows(const long long[::1] rows, list shard_w, float[:, ::1] W):
+    """Iterative parameter mixing of the emission rows ``rows`` in one pass.
+
+    ``W`` holds shard 0's weights (the model's own array), ``shard_w`` the
+    private weights of shards 1..n-1.  For each entry: W := float32((W +
+    shard_w[0] + ... ) / n) summed in float64 in that order, and every
+    private copy := W.  The averaging sums are not touched: each shard adds
+    to its own (scaled by 1/n, see :func:`perceptron_epoch`), and the caller
+    adds the private ones to the model's once, after the last epoch.
     """
-    cdef Py_ssize_t n = len(shard_w), F = W.shape[0], K = W.shape[1]
+    cdef Py_ssize_t n = len(shard_w) + 1, F = W.shape[0], K = W.shape[1]
     cdef Py_ssize_t i, j, k, r, n_rows = rows.shape[0]
-    if n < 1 or len(shard_u) != n or U.shape[0] != F or U.shape[1] != K:
-        raise ValueError("mix_emission_rows: inconsistent shards")
     cdef float[:, ::1] wv
-    cdef double[:, ::1] uv
-    for j in range(n):
+    for j in range(n - 1):
         wv = shard_w[j]
-        uv = shard_u[j]
-        if wv.shape[0] != F or wv.shape[1] != K or uv.shape[0] != F or uv.shape[1] != K:
-            raise ValueError("mix_emission_rows: shard %d has the wrong shape" % j)
+        if wv.shape[0] != F or wv.shape[1] != K:
+            raise ValueError("mix_weight_rows: shard %d has the wrong shape" % (j + 1))
     for i in range(n_rows):
         if not 0 <= rows[i] < F:
-            raise ValueError("mix_emission_rows: row %d out of range" % rows[i])
+            raise ValueError("mix_weight_rows: row %d out of range" % rows[i])
+    if n_rows == 0:
+        return
     cdef float** wp = <float**>malloc(n * sizeof(float*))
-    cdef double** up = <double**>malloc(n * sizeof(double*))
-    if wp == NULL or up == NULL:
-        free(wp)
-        free(up)
+    if wp == NULL:
         raise MemoryError()
-    for j in range(n):
+    for j in range(n - 1):
         wv = shard_w[j]
-        uv = shard_u[j]
         wp[j] = &wv[0, 0]
-        up[j] = &uv[0, 0]
     cdef double mean, denom = <double>n
     cdef float value
+    cdef float* w0 = &W[0, 0]
     cdef Py_ssize_t at
     with nogil:
         for i in range(n_rows):
@@ -605,182 +605,14 @@ def mix_emission_rows(const long long[::1] rows, list shard_w, list shard_u,
             for k in range(K):
                 at = r * K + k
                 mean = 0.0
-                for j in range(n):
+                mean += w0[at]
+                for j in range(n - 1):
                     mean += wp[j][at]
-                for j in range(n):
-                    U[r, k] += up[j][at] / denom
                 value = <float>(mean / denom)
-                W[r, k] = value
-                for j in range(n):
+                w0[at] = value
+                for j in range(n - 1):
                     wp[j][at] = value
-                    up[j][at] = 0.0
     free(wp)
-    free(up)
 
 
-def bcfw_pass(double[::1] w, double[::1] v, double[::1] scratch, Py_ssize_t K,
-              const int[::1] indices, const double[::1] data, const int[::1] indptr,
-              const long long[::1] sent_offsets, const int[::1] gold,
-              double[:, ::1] token_state, double[:, ::1] sent_state, double[::1] l,
-              const long long[::1] visit_order, *, double C, double loss_weight=1.0,
-              bint average=False, double step=0.0, double lv=0.0):
-    """One block-coordinate Frank--Wolfe pass of the first-order structural SVM
-    (Lacoste-Julien et al., ICML 2013, Alg. 3/4), without the GIL.
 
-    ``w = [W (F x K) | trans (K x K) | start (K) | stop (K)]`` is updated in
-    place.  The block of sentence s is kept in marginal form: its share of
-    ``w`` is ``sum_t x_t (x) token_state[t] + (0 | sent_state[s])`` (one K-row
-    per token, one (K*K + 2K)-row per sentence) and ``l[s]`` its share of the
-    dual's linear part.  Each step decodes the Hamming-loss-augmented argmax
-    with Viterbi, forms the corner ``C Psi(x_s, y*)`` in the same form, and
-    moves to the exact line-search optimum.  ``scratch`` (F*K zeros) is left
-    zero.  With ``average``, ``v`` collects ``R_{k-1}`` times every update
-    (weighted averaging with rho_k = k, see _bcfw.pyx) and ``lv`` the same
-    for the linear part.
-
-    Returns ``(sum of block gaps, step, lv)``.
-    """
-    cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
-    cdef Py_ssize_t F, T = K * K + 2 * K, n_visit = visit_order.shape[0]
-    cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len, n_tokens, ham
-    cdef double g, q, gamma, ls, x, val, gap = 0.0, kstep = step, lv_sum = lv, avg_w
-    cdef Workspace ws
-    cdef int status = 0
-    cdef double* E
-    cdef double* Eaug = NULL
-    cdef double* D
-    cdef double* dtail
-    cdef double* W
-    cdef double* tail
-    cdef double* V = NULL
-    cdef double* Vtail = NULL
-    cdef double* m
-    cdef double* st
-    cdef const int* gs
-    cdef int* pred
-    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
-    if K < 1 or (w.shape[0] - T) < K or (w.shape[0] - T) % K != 0:
-        raise ValueError("w must hold F*K + K*K + 2K weights")
-    F = (w.shape[0] - T) // K
-    n_tokens = _check_shapes(F, K, (K, K), K, K, 0, 1, indices.shape[0], data.shape[0],
-                             indptr, sent_offsets)
-    _debug_check_values(F, K, indices, indptr, n_tokens, gold)
-    if scratch.shape[0] != F * K or (average and v.shape[0] != w.shape[0]):
-        raise ValueError("scratch must hold F*K zeros and v the shape of w")
-    if (gold.shape[0] < n_tokens or token_state.shape[0] < n_tokens
-            or token_state.shape[1] != K or sent_state.shape[0] != n_sent
-            or sent_state.shape[1] != T or l.shape[0] != n_sent):
-        raise ValueError("gold/token_state need one row per token, sent_state (n, K*K+2K) "
-                         "and l one entry per sentence")
-    for i in range(n_visit):
-        if visit_order[i] < 0 or visit_order[i] >= n_sent:
-            raise ValueError("visit_order holds sentence %d, outside [0, %d)"
-                             % (visit_order[i], n_sent))
-    if n_visit == 0 or n_tokens == 0:
-        return 0.0, step, lv
-    max_len = _max_length(sent_offsets, 0, n_sent)
-    W = &w[0]
-    tail = W + F * K
-    if average:
-        V = &v[0]
-        Vtail = V + F * K
-    with nogil:
-        status = workspace_alloc(&ws, max_len, K, 1)
-        Eaug = <double*>malloc((2 * max_len * K + T) * sizeof(double))
-        if status != 0 or Eaug == NULL:
-            status = -1
-        else:
-            E = <double*>ws.E
-            D = Eaug + max_len * K
-            dtail = D + max_len * K
-            pred = ws.path
-            for i in range(n_visit):
-                s = visit_order[i]
-                row0 = sent_offsets[s]
-                n = sent_offsets[s + 1] - row0
-                kstep += 1.0
-                if n == 0:
-                    continue
-                gs = &gold[row0]
-                emission_scores(<const double*>W, K, ind_ptr, data_ptr, &indptr[0], row0,
-                                n, E)
-                for t in range(n * K):
-                    Eaug[t] = E[t]
-                add_hamming(Eaug, n, K, K, gs, loss_weight)
-                viterbi1(Eaug, n, K, <const double*>(tail), <const double*>(tail + K * K),
-                         <const double*>(tail + K * K + K), <double*>ws.delta, ws.back, pred)
-                ham = 0
-                for t in range(n):
-                    if pred[t] != gs[t]:
-                        ham += 1
-                ls = C * loss_weight * ham
-                # direction: corner C Psi(x_s, y*) minus the block's state
-                st = &sent_state[s, 0]
-                for k in range(T):
-                    dtail[k] = -st[k]
-                for t in range(1, n):
-                    dtail[gs[t - 1] * K + gs[t]] += C
-                    dtail[pred[t - 1] * K + pred[t]] -= C
-                dtail[K * K + gs[0]] += C
-                dtail[K * K + pred[0]] -= C
-                dtail[K * K + K + gs[n - 1]] += C
-                dtail[K * K + K + pred[n - 1]] -= C
-                g = ls - l[s]
-                q = 0.0
-                for k in range(T):
-                    g -= tail[k] * dtail[k]
-                    q += dtail[k] * dtail[k]
-                for t in range(n):
-                    m = &token_state[row0 + t, 0]
-                    for k in range(K):
-                        D[t * K + k] = -m[k]
-                    D[t * K + gs[t]] += C
-                    D[t * K + pred[t]] -= C
-                    for k in range(K):
-                        g -= E[t * K + k] * D[t * K + k]
-                # ||sum_t x_t (x) D_t||^2 through the zeroed scratch buffer
-                for t in range(n):
-                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
-                        f = ind_ptr[p] * K
-                        x = data_ptr[p]
-                        for k in range(K):
-                            scratch[f + k] += x * D[t * K + k]
-                for t in range(n):
-                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
-                        f = ind_ptr[p] * K
-                        for k in range(K):
-                            val = scratch[f + k]
-                            q += val * val
-                            scratch[f + k] = 0.0
-                gap += g
-                if g <= 0.0 or q <= 0.0:
-                    continue
-                gamma = g / q
-                if gamma > 1.0:
-                    gamma = 1.0
-                avg_w = 0.5 * kstep * (kstep - 1.0) * gamma
-                for t in range(n):
-                    m = &token_state[row0 + t, 0]
-                    for k in range(K):
-                        m[k] += gamma * D[t * K + k]
-                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
-                        f = ind_ptr[p] * K
-                        x = data_ptr[p]
-                        for k in range(K):
-                            W[f + k] += gamma * x * D[t * K + k]
-                        if V != NULL:
-                            for k in range(K):
-                                V[f + k] += avg_w * x * D[t * K + k]
-                for k in range(T):
-                    st[k] += gamma * dtail[k]
-                    tail[k] += gamma * dtail[k]
-                    if Vtail != NULL:
-                        Vtail[k] += avg_w * dtail[k]
-                lv_sum += 0.5 * kstep * (kstep - 1.0) * gamma * (ls - l[s])
-                l[s] += gamma * (ls - l[s])
-        free(Eaug)
-        workspace_free(&ws)
-    if status != 0:
-        raise MemoryError("bcfw_pass: cannot allocate the workspace")
-    return gap, kstep, lv_sum

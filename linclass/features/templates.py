@@ -477,13 +477,25 @@ def _column_values(sentences, columns, used):
                          % (i, j, len(tok), n_columns, ", ".join(columns), tok))
     out = {}
     for c in used:
-        values = [t[c] for t in tokens]
-        if not all(map(isinstance, values, itertools.repeat(str))):
-            i, j, tok = _locate_token(sentences, lambda t: not isinstance(t[c], str))
-            raise ValueError("sentence %d, token %d: column %r must be a string, got %r"
-                             % (i, j, columns[c], tok[c]))
-        out[c] = values
+        # the values' types are checked on the distinct values (_column_type_ids)
+        out[c] = list(map(operator.itemgetter(c), tokens))
     return lengths, out
+
+
+def _column_type_ids(sentences, columns, c, values, index_out):
+    """:func:`_type_ids` of column ``c``'s values, refusing non-string values
+    (checked once per distinct value) with the sentence and token named."""
+    def bad_value():
+        i, j, tok = _locate_token(sentences, lambda t: not isinstance(t[c], str))
+        raise ValueError("sentence %d, token %d: column %r must be a string, got %r"
+                         % (i, j, columns[c], tok[c]))
+    try:
+        types, ids = _type_ids(values, index_out)
+    except TypeError:                                  # an unhashable value
+        bad_value()
+    if not all(map(isinstance, types, itertools.repeat(str))):
+        bad_value()
+    return types, ids
 
 
 def _type_ids(values, index_out=None):
@@ -589,6 +601,12 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     boundary : {"drop", "pad"}, default="drop"
         Out-of-sentence offsets: ``"drop"`` omits the feature (CRFsuite's
         behaviour); ``"pad"`` gives the atom the value ``__BOS__``/``__EOS__``.
+    n_jobs : int, default=1
+        Threads of the template pass (the integer key lookups, which run
+        without the GIL) over blocks of consecutive sentences.  In ``fit``
+        each block after the first builds a private table; the tables are
+        merged in block order, so the vocabulary, the feature ids and the
+        output are identical for every ``n_jobs`` (only the time differs).
 
     Attributes
     ----------
@@ -632,12 +650,13 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, template=CRFSUITE_CHUNKING, columns=("w", "pos"), *, min_count=1,
-                 n_hash=None, boundary="drop"):
+                 n_hash=None, boundary="drop", n_jobs=1):
         self.template = template
         self.columns = columns
         self.min_count = min_count
         self.n_hash = n_hash
         self.boundary = boundary
+        self.n_jobs = n_jobs
 
     # -- parameters ----------------------------------------------------------
     def _check_params(self):
@@ -654,6 +673,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                                  "with n_hash")
         if self.boundary not in ("drop", "pad"):
             raise ValueError("boundary must be 'drop' or 'pad', got %r" % (self.boundary,))
+        n_jobs = getattr(self, "n_jobs", 1)
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
+            raise ValueError("n_jobs must be an integer >= 1, got %r" % (n_jobs,))
         if self.template is None:
             return None
         columns = self.columns
@@ -810,7 +832,8 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                                                 compiled.used_columns)
         n_tokens = int(lengths.sum())
         type_index = {}
-        local = {c: _type_ids(v, type_index.setdefault(c, [])) for c, v in column_values.items()}
+        local = {c: _column_type_ids(sentences, self.columns, c, v, type_index.setdefault(c, []))
+                 for c, v in column_values.items()}
         values = np.empty((len(compiled.spaces), n_tokens), dtype=np.int64)
         cache = getattr(self, "_type_cache", None) if not (fitting or grow) else None
         if fitting:
@@ -894,7 +917,8 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             values=values, sentence_ptr=sentence_ptr, kind=compiled.kind,
             atom_ptr=compiled.atom_ptr, atom_space=compiled.atom_space,
             atom_offset=compiled.atom_offset, pad=self.boundary == "pad", table=table,
-            insert=fitting or grow, n_hash=0 if self.n_hash is None else int(self.n_hash))
+            insert=fitting or grow, n_hash=0 if self.n_hash is None else int(self.n_hash),
+            n_jobs=int(getattr(self, "n_jobs", 1)))
         if grow:
             keys = table.keys_array()
             counts = np.bincount(indices, minlength=len(keys)).astype(np.int64)
@@ -1053,6 +1077,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        self.__dict__.setdefault("n_jobs", 1)         # files written before n_jobs
         self._compiled_cache = None
         self._table = None
         self._space_index = None

@@ -275,7 +275,7 @@ class SequenceTagger(BaseEstimator):
                     ("w",) if n_cols == 1 else tuple("c%d" % i for i in range(n_cols))
         template = _resolve_template(self.features, columns)
         return FeatureTemplate(template=template, columns=columns, min_count=self.min_count,
-                               n_hash=self.n_hash)
+                               n_hash=self.n_hash, n_jobs=int(self.n_jobs))
 
     @staticmethod
     def _as_token_rows(X):
@@ -432,7 +432,7 @@ class SequenceTagger(BaseEstimator):
             if n_sent_err == 0:
                 converged = True
                 break
-        self._mix_buffers = None
+        self._fold_mix_sums()
         self.n_iter_ = len(self.history_)
         self._publish_weights()
         return converged
@@ -442,65 +442,83 @@ class SequenceTagger(BaseEstimator):
 
         The shuffled visit order is cut into ``n_shards`` contiguous shards;
         each thread runs the perceptron epoch on its shard from the current
-        weights (the kernel releases the GIL), then the weights are replaced
-        by the uniform mean of the shards' weights.  Averaging stays exact
-        for the mixed trajectory: every shard starts its counter at the
-        epoch's counter, the mixed averaging sums gain the mean of the
-        shards' sums, and the counter advances by the longest shard.  The
-        result depends on ``n_jobs`` (the shards) and on the seed, never on
-        thread timing: shards are mixed in a fixed order.
+        weights (the kernel releases the GIL), then the weights become the
+        uniform mean of the shards' weights.  Shard 0 trains on the model's
+        own arrays, shards 1.. on private weights (equal to the mixed ones
+        between epochs: only the rows some shard updated are mixed and copied
+        back).  Averaging stays exact for the mixed trajectory: every shard
+        starts its counter at the epoch's counter and adds ``counter / n *
+        update`` to its own averaging sums (shard 0 to the model's, the others
+        to private sums that :meth:`_fold_mix_sums` adds to the model's after
+        the last epoch), so the model's sums gain the mean of the shards'
+        sums; the counter advances by the longest shard.  The result depends
+        on ``n_jobs`` (the shards) and on the seed, never on thread timing:
+        every array entry is written by one thread, sums in a fixed order.
         """
         state = self._train_state
         weights, sums = state["weights"], state["sums"]
         c0 = state["counter"]
         bounds = np.linspace(0, len(order), n_shards + 1).astype(np.int64)
         buffers = self._mix_buffers
-        if buffers is None or len(buffers) != n_shards or \
+        if buffers is None or len(buffers) != n_shards - 1 or \
                 buffers[0][0][0].shape != weights[0].shape:
+            self._fold_mix_sums()
             # private weights (kept equal to the mixed ones between epochs), zero sums
             # (np.zeros: calloc, so only the pages of rows a shard touches are faulted in)
             buffers = self._mix_buffers = [
                 ([w.copy() for w in weights], [np.zeros(u.shape, u.dtype) for u in sums],
-                 np.zeros(weights[0].shape[0], np.uint8)) for _ in range(n_shards)]
-        for w, u, _ in buffers:                  # the small arrays: copy / clear whole
-            for a in range(1, len(weights)):
-                w[a][...] = weights[a]
-                u[a][...] = 0.0
+                 np.zeros(weights[0].shape[0], np.uint8))      # rows its sums hold
+                for _ in range(n_shards - 1)]
+        touched = [np.zeros(weights[0].shape[0], np.uint8) for _ in range(n_shards)]
+        shards = [(weights, sums)] + [(w, u) for w, u, _ in buffers]
+        scale = 1.0 / n_shards
 
         def run(j):
-            w, u, touched = buffers[j]
+            w, u = shards[j]
             return _sequence.perceptron_epoch(
                 w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
                 np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]),
-                order=self.order, counter=c0, touched=touched, binary=binary)
+                order=self.order, counter=c0, touched=touched[j], binary=binary,
+                sum_scale=scale)
 
-        shard_w = [w[0] for w, _, _ in buffers]
-        shard_u = [u[0] for _, u, _ in buffers]
+        private_w = [w[0] for w, _, _ in buffers]
 
         def mix(part):
-            _sequence.mix_emission_rows(part, shard_w, shard_u, weights[0], sums[0])
+            _sequence.mix_weight_rows(part, private_w, weights[0])
 
         with ThreadPoolExecutor(n_shards) as pool:
             results = list(pool.map(run, range(n_shards)))
-            touched = buffers[0][2]
-            for _, _, t in buffers[1:]:
-                touched |= t
-            rows = np.flatnonzero(touched).astype(np.int64)
+            for (_, _, ever), t in zip(buffers, touched[1:]):
+                ever |= t
+                touched[0] |= t
+            rows = np.flatnonzero(touched[0]).astype(np.int64)
             # emission rows no shard updated are equal in every shard: mix the others
-            # only, in one fused pass (weights, sums and the shards' private copies),
-            # the rows split over the threads (each entry is mixed by one thread alone)
+            # only, the rows split over the threads (each entry is mixed by one thread)
             list(pool.map(mix, np.array_split(rows, n_shards)))
-        for _, _, t in buffers:
-            t[...] = 0
-        for a in range(1, len(weights)):
+        for a in range(1, len(weights)):          # the small arrays: whole
             mean_w = np.zeros(weights[a].shape, np.float64)
-            for w, u, _ in buffers:
+            for w, _ in shards:
                 mean_w += w[a]
-                sums[a] += u[a] / n_shards
             weights[a][...] = (mean_w / n_shards).astype(np.float32)
+            for w, _, _ in buffers:
+                w[a][...] = weights[a]
         counter = max(r[0] for r in results)
         return counter, sum(r[1] for r in results), sum(r[2] for r in results)
+
+    def _fold_mix_sums(self):
+        """Add the private averaging sums of parameter mixing to the model's
+        (shard order) and drop the private arrays."""
+        buffers = getattr(self, "_mix_buffers", None)
+        self._mix_buffers = None
+        if not buffers:
+            return
+        sums = self._train_state["sums"]
+        for _, u, ever in buffers:
+            rows = np.flatnonzero(ever)
+            sums[0][rows] += u[0][rows]             # the rows this shard updated
+            for a in range(1, len(sums)):
+                sums[a] += u[a]
 
     def _fit_ssvm(self, Xf, offsets, gold):
         from ..structured import StructuredSVM
