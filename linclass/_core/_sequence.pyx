@@ -567,6 +567,21 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
 
 # ------------------------------------------- structural SVM: BCFW passes --
 
+def add_rows(const long long[::1] rows, const double[:, ::1] src, double[:, ::1] dst):
+    """dst[r] += src[r] for each r in ``rows`` (folding private averaging sums)."""
+    cdef Py_ssize_t i, k, r, n_rows = rows.shape[0], K = dst.shape[1], F = dst.shape[0]
+    if src.shape[0] != F or src.shape[1] != K:
+        raise ValueError("add_rows: src and dst differ in shape")
+    for i in range(n_rows):
+        if not 0 <= rows[i] < F:
+            raise ValueError("add_rows: row %d out of range" % rows[i])
+    with nogil:
+        for i in range(n_rows):
+            r = rows[i]
+            for k in range(K):
+                dst[r, k] += src[r, k]
+
+
 def mix_weight_rows(const long long[::1] rows, list shard_w, float[:, ::1] W):
     """Iterative parameter mixing of the emission rows ``rows`` in one pass.
 

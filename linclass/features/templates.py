@@ -441,6 +441,8 @@ def _as_sentence_list(sentences):
     except TypeError:
         raise ValueError("sentences must be a list of sentences (lists of tokens), got %s"
                          % type(sentences).__name__) from None
+    if all(map(isinstance, sentences, itertools.repeat((list, tuple)))):
+        return sentences
     for i, sentence in enumerate(sentences):
         if not isinstance(sentence, (list, tuple)):
             raise ValueError("sentence %d must be a list of tokens, got %s"

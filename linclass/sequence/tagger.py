@@ -43,6 +43,8 @@ def _check_sentences(X, name="X"):
     if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
         raise ValueError("%s must be a list of sentences (each a list of tokens), got %s"
                          % (name, type(X).__name__))
+    if all(map(type.__instancecheck__, itertools.repeat(list), X)):
+        return X                                       # the common case, at C speed
     for i, sent in enumerate(X):
         if isinstance(sent, (str, bytes, dict)) or not hasattr(sent, "__len__"):
             hint = ""
@@ -385,11 +387,22 @@ class SequenceTagger(BaseEstimator):
     def _publish_weights(self):
         state = self._train_state
         out = []
+        n_threads = max(1, min(int(self.n_jobs), state["weights"][0].size // 65536))
         for w, u in zip(state["weights"], state["sums"]):
             if self.average:
                 avg = np.empty_like(w)
-                _sequence.averaged_weights(w.reshape(-1), u.reshape(-1), state["counter"],
-                                           avg.reshape(-1))
+                flat = (w.reshape(-1), u.reshape(-1), avg.reshape(-1))
+                bounds = np.linspace(0, w.size, n_threads + 1).astype(np.int64)
+
+                def part(j, flat=flat, bounds=bounds):
+                    a, b = bounds[j], bounds[j + 1]
+                    _sequence.averaged_weights(flat[0][a:b], flat[1][a:b], state["counter"],
+                                               flat[2][a:b])
+                if n_threads > 1 and w.size >= 65536:
+                    with ThreadPoolExecutor(n_threads) as pool:
+                        list(pool.map(part, range(n_threads)))
+                else:
+                    part(0, bounds=np.array([0, w.size]))
                 out.append(avg)
             else:
                 out.append(w.copy())
@@ -465,8 +478,11 @@ class SequenceTagger(BaseEstimator):
             self._fold_mix_sums()
             # private weights (kept equal to the mixed ones between epochs), zero sums
             # (np.zeros: calloc, so only the pages of rows a shard touches are faulted in)
+            fresh = state["counter"] == 1.0          # no update yet: all weights are 0
             buffers = self._mix_buffers = [
-                ([w.copy() for w in weights], [np.zeros(u.shape, u.dtype) for u in sums],
+                ([np.zeros(w.shape, w.dtype) if fresh and a == 0 else w.copy()
+                  for a, w in enumerate(weights)],
+                 [np.zeros(u.shape, u.dtype) for u in sums],
                  np.zeros(weights[0].shape[0], np.uint8))      # rows its sums hold
                 for _ in range(n_shards - 1)]
         touched = [np.zeros(weights[0].shape[0], np.uint8) for _ in range(n_shards)]
@@ -514,11 +530,14 @@ class SequenceTagger(BaseEstimator):
         if not buffers:
             return
         sums = self._train_state["sums"]
-        for _, u, ever in buffers:
-            rows = np.flatnonzero(ever)
-            sums[0][rows] += u[0][rows]             # the rows this shard updated
-            for a in range(1, len(sums)):
-                sums[a] += u[a]
+        n_threads = len(buffers) + 1
+        with ThreadPoolExecutor(n_threads) as pool:
+            for _, u, ever in buffers:                # the rows this shard updated
+                rows = np.flatnonzero(ever).astype(np.int64)
+                list(pool.map(lambda part: _sequence.add_rows(part, u[0], sums[0]),
+                              np.array_split(rows, n_threads)))
+                for a in range(1, len(sums)):
+                    sums[a] += u[a]
 
     def _fit_ssvm(self, Xf, offsets, gold):
         from ..structured import StructuredSVM
