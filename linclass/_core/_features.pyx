@@ -15,6 +15,11 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.list cimport PyList_GET_ITEM
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM
+
 import numpy as np
 
 # Widest key: template index + up to MAX_ARITY atom values.
@@ -640,3 +645,61 @@ def _extract_blocks(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable tabl
             data[pos:pos + n] = data[a:e]
             indptr[int(tok0[b]) + 1:int(tok0[b + 1]) + 1] -= a - pos
         pos += n
+
+
+def column_type_ids(list tokens, Py_ssize_t n_columns, list used):
+    """Type ids of the used columns of a flat token list, in one pass.
+
+    ``tokens``: each a tuple or list of ``n_columns`` strings, or (one column)
+    each a plain string.  Returns ``(dicts, ids)``: per used column a dict
+    value -> id in first-occurrence order, and an int64 array
+    ``(len(used), len(tokens))``; or ``None`` at the first token that breaks
+    the format (the caller then locates it and names the problem).
+    """
+    cdef Py_ssize_t n = len(tokens), m = len(used), i, j, c
+    cdef Py_ssize_t[MAX_WIDTH] cols
+    if m > MAX_WIDTH:
+        return None
+    for j in range(m):
+        cols[j] = used[j]
+        if not 0 <= cols[j] < n_columns:
+            raise ValueError("column %d out of range" % cols[j])
+    out = np.empty((m, n), dtype=np.int64)
+    cdef int64_t[:, ::1] o = out
+    cdef list dicts = [{} for _ in range(m)]
+    cdef dict d
+    cdef object tok, v
+    cdef PyObject* found
+    cdef bint plain = n_columns == 1 and n > 0 and isinstance(tokens[0], str)
+    cdef Py_ssize_t size
+    for i in range(n):
+        tok = <object>PyList_GET_ITEM(tokens, i)
+        if plain:
+            if not isinstance(tok, str):
+                return None
+        elif type(tok) is tuple:
+            if len(<tuple>tok) != n_columns:
+                return None
+        elif type(tok) is list or isinstance(tok, (tuple, list)):
+            if len(tok) != n_columns:
+                return None
+        else:
+            return None
+        for j in range(m):
+            if plain:
+                v = tok
+            elif type(tok) is tuple:
+                v = <object>PyTuple_GET_ITEM(tok, cols[j])
+            else:
+                v = tok[cols[j]]
+            if not isinstance(v, str):
+                return None
+            d = <dict>PyList_GET_ITEM(dicts, j)
+            found = PyDict_GetItem(d, v)
+            if found == NULL:
+                size = len(d)
+                PyDict_SetItem(d, v, size)
+                o[j, i] = size
+            else:
+                o[j, i] = <object>found
+    return dicts, out

@@ -484,6 +484,25 @@ def _column_values(sentences, columns, used):
     return lengths, out
 
 
+def _column_types(sentences, columns, used):
+    """(lengths, {column: (types, int64 type id per token)}, {column: [value -> id]})
+    of column-format sentences, validated (one C pass over the tokens; the
+    Python checks name the first bad token)."""
+    from .._core import _features
+    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+    tokens = list(itertools.chain.from_iterable(sentences))
+    result = _features.column_type_ids(tokens, len(columns), list(used))
+    if result is not None:
+        dicts, ids = result
+        local = {c: (list(d), ids[j]) for j, (c, d) in enumerate(zip(used, dicts))}
+        return lengths, local, {c: [d] for c, d in zip(used, dicts)}
+    lengths, column_values = _column_values(sentences, columns, used)   # raises
+    type_index = {}
+    local = {c: _column_type_ids(sentences, columns, c, v, type_index.setdefault(c, []))
+             for c, v in column_values.items()}
+    return lengths, local, type_index
+
+
 def _column_type_ids(sentences, columns, c, values, index_out):
     """:func:`_type_ids` of column ``c``'s values, refusing non-string values
     (checked once per distinct value) with the sentence and token named."""
@@ -830,12 +849,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
 
     # -- template mode -----------------------------------------------------------
     def _template_transform(self, compiled, sentences, fitting, grow=False):
-        lengths, column_values = _column_values(sentences, list(self.columns),
-                                                compiled.used_columns)
+        lengths, local, type_index = _column_types(sentences, list(self.columns),
+                                                   compiled.used_columns)
         n_tokens = int(lengths.sum())
-        type_index = {}
-        local = {c: _column_type_ids(sentences, self.columns, c, v, type_index.setdefault(c, []))
-                 for c, v in column_values.items()}
         values = np.empty((len(compiled.spaces), n_tokens), dtype=np.int64)
         cache = getattr(self, "_type_cache", None) if not (fitting or grow) else None
         if fitting:

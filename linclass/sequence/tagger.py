@@ -287,18 +287,19 @@ class SequenceTagger(BaseEstimator):
             return [[(tok,) for tok in sent] for sent in X]
         return X
 
-    def _featurize(self, X, fit, grow=False):
+    def _featurize(self, X, fit, grow=False, featurizer=None):
         _check_sentences(X)
-        columns = getattr(self.features_, "columns", None)
-        if self.features_.template is not None and columns is not None:
+        features = self.features_ if featurizer is None else featurizer
+        columns = getattr(features, "columns", None)
+        if features.template is not None and columns is not None:
             _check_not_one_sentence(X, len(columns))
         X = self._as_token_rows(X)
         if fit:
-            Xf, lengths = self.features_.fit_transform(X)
+            Xf, lengths = features.fit_transform(X)
         elif grow:
-            Xf, lengths = self.features_.partial_fit_transform(X)
+            Xf, lengths = features.partial_fit_transform(X)
         else:
-            Xf, lengths = self.features_.transform(X)
+            Xf, lengths = features.transform(X)
         Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -312,9 +313,23 @@ class SequenceTagger(BaseEstimator):
         """Train on sentences ``X`` (lists of tokens) with label sequences ``Y``."""
         self._check_params()
         _check_sentences(X)
-        self.classes_, gold = _encode_label_sequences(Y, X)
-        self.features_ = self._make_featurizer(X)
-        Xf, offsets = self._featurize(X, fit=True)
+        if int(self.n_jobs) > 1:
+            # the labels are encoded in a second thread while the template pass runs
+            # its blocks without the GIL (the same result; a label error still wins)
+            with ThreadPoolExecutor(1) as pool:
+                labels = pool.submit(_encode_label_sequences, Y, X)
+                try:
+                    features = self._make_featurizer(X)
+                    Xf, offsets = self._featurize(X, fit=True, featurizer=features)
+                except Exception:
+                    labels.result()
+                    raise
+                self.classes_, gold = labels.result()
+            self.features_ = features
+        else:
+            self.classes_, gold = _encode_label_sequences(Y, X)
+            self.features_ = self._make_featurizer(X)
+            Xf, offsets = self._featurize(X, fit=True)
         self.n_features_ = Xf.shape[1]
         K = len(self.classes_)
         self._init_weights(self.n_features_, K)

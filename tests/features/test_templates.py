@@ -485,6 +485,12 @@ def test_bad_input_errors():
         FeatureTemplate(template=None).fit([[{"x": float("nan")}]])
     with pytest.raises(ValueError, match=r"sentence 0, token 1 must be a dict"):
         FeatureTemplate(template=None).fit([[{"x": 1}, 5]])
+    with pytest.raises(ValueError, match=r"sentence 0, token 0: column 'w' must be a string"):
+        ft.fit([[(["a"], "DT")]])                      # unhashable value
+    with pytest.raises(ValueError, match="n_jobs"):
+        FeatureTemplate(n_jobs=0).fit([[("a", "DT")]])
+    with pytest.raises(ValueError, match="n_jobs"):
+        FeatureTemplate(n_jobs=1.5).fit([[("a", "DT")]])
     # the same transformer still works after errors
     X, _ = ft.fit_transform([[("a", "DT")]])
     assert X.shape[0] == 1
@@ -547,3 +553,43 @@ def test_partial_fit_transform_grows_like_one_fit(template):
     assert (Xb != X_all[rows:]).nnz == 0 and list(lengths) == [len(s) for s in b]
     Xt, _ = grown.transform(b)                     # transform now knows the grown vocabulary
     assert (Xt != Xb).nnz == 0
+
+
+def _same_csr(a, b):
+    return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr)
+            and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data))
+
+
+@pytest.mark.parametrize("params", [{}, {"min_count": 2}, {"n_hash": 4099},
+                                    {"boundary": "pad"}])
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_threaded_template_pass_equals_one_thread(conll2000, params, n_jobs):
+    """Sentence blocks in threads, private key tables merged in block order: the
+    vocabulary, the ids and the matrices of fit, transform and partial_fit are
+    those of n_jobs=1, bit for bit (hashing collisions summed the same way)."""
+    train, test = conll2000[:3000], conll2000[3000:4000]
+    one = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), **params)
+    many = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_jobs=n_jobs, **params)
+    X1, l1 = one.fit_transform(train)
+    Xn, ln = many.fit_transform(train)
+    assert _same_csr(X1, Xn) and np.array_equal(l1, ln)
+    if "n_hash" not in params:
+        np.testing.assert_array_equal(one.feature_keys_, many.feature_keys_)
+        np.testing.assert_array_equal(one.feature_counts_, many.feature_counts_)
+    assert _same_csr(one.transform(test)[0], many.transform(test)[0])
+    # growing the vocabulary: block 0 inserts into the fitted table, the others merge
+    assert _same_csr(one.partial_fit_transform(test)[0], many.partial_fit_transform(test)[0])
+    if "n_hash" not in params:
+        np.testing.assert_array_equal(one.feature_keys_, many.feature_keys_)
+
+
+def test_threaded_template_pass_on_small_and_empty_inputs():
+    sentences = _random_sentences(50, seed=5) * 100 + [[]] * 7       # > 2048 tokens
+    ref = reference_features(sentences, NER_TEMPLATE, ["w", "pos"])
+    ft = FeatureTemplate(NER_TEMPLATE, ("w", "pos"), n_jobs=4)
+    X, lengths = ft.fit_transform(sentences)
+    names = ft.get_feature_names_out()
+    assert list(names) == first_occurrence(ref)
+    assert row_names(X, names) == [set(f) for f in ref]
+    X, lengths = ft.transform([[], []])
+    assert X.shape == (0, ft.n_features_) and list(lengths) == [0, 0]
