@@ -43,6 +43,9 @@ BEFORE_START = -1
 AFTER_END = -2
 # Value of a type unseen during fit (transform only): no stored key holds it.
 UNKNOWN_VALUE = -3
+# Value of iftrue(...) of a false predicate: the feature is left out (as outside
+# the sentence with boundary="drop").
+ABSENT_VALUE = -4
 
 
 cdef inline uint64_t _fmix64(uint64_t h) noexcept nogil:
@@ -433,6 +436,9 @@ cdef int _extract(const int64_t[:, ::1] values,
                         v = -2                              # AFTER_END
                     else:
                         v = values[atom_space[a], p]
+                        if v == -4:                         # ABSENT_VALUE: left out
+                            complete = False
+                            break
                     key[1 + a - atom_ptr[k]] = v
                 if not complete:                          # CRFsuite omits the feature
                     continue

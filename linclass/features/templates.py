@@ -21,7 +21,11 @@ kept: ``"Mr.3"`` -> ``"Xx.d"``), ``shortshape`` (``shape`` with runs of one
 character collapsed: ``"Xxxxx"`` -> ``"Xx"``), ``len`` (the length as a
 decimal string) and the predicates ``isdigit``, ``isalpha``, ``istitle``,
 ``isupper``, ``islower``, ``hasdigit``, ``hashyphen`` (value ``True`` or
-``False``).  ``#`` starts a comment that runs to the end of the line.
+``False``).  ``iftrue(...)``, the outermost transform of an atom, keeps the
+feature only where the value is ``True`` (``iftrue(istitle(w[0]))``: a feature
+at title-case words, none elsewhere -- a boolean feature the way
+python-crfsuite treats ``{"istitle": False}``: absent).  ``#`` starts a comment
+that runs to the end of the line.
 
 Out-of-sentence offsets.  With ``boundary="drop"`` (the default) a feature
 any of whose atoms falls outside the sentence is omitted, exactly as in
@@ -99,12 +103,16 @@ __BOS__ __EOS__
 #: sklearn-crfsuite CoNLL-2002 tutorial: lower-cased word, suffixes 2 and 3,
 #: case and digit predicates, POS tag and its first two characters, the same
 #: (without suffixes) for the neighbours at -1 and +1, ``__BOS__``/``__EOS__``.
+#: The predicates are boolean features present only when true
+#: (``iftrue``), as python-crfsuite turns the tutorial's ``False`` values
+#: into absent attributes: exactly the tutorial's feature set.
 CONLL2002_NER = """
 bias
-lower(w[0]) suffix3(w[0]) suffix2(w[0]) isupper(w[0]) istitle(w[0]) isdigit(w[0])
+lower(w[0]) suffix3(w[0]) suffix2(w[0])
+iftrue(isupper(w[0])) iftrue(istitle(w[0])) iftrue(isdigit(w[0]))
 pos[0] prefix2(pos[0])
-lower(w[-1]) istitle(w[-1]) isupper(w[-1]) pos[-1] prefix2(pos[-1])
-lower(w[1]) istitle(w[1]) isupper(w[1]) pos[1] prefix2(pos[1])
+lower(w[-1]) iftrue(istitle(w[-1])) iftrue(isupper(w[-1])) pos[-1] prefix2(pos[-1])
+lower(w[1]) iftrue(istitle(w[1])) iftrue(isupper(w[1])) pos[1] prefix2(pos[1])
 __BOS__ __EOS__
 """
 
@@ -172,6 +180,7 @@ MAX_ARITY = 15
 _BEFORE_START = -1
 _AFTER_END = -2
 _UNKNOWN = -3
+_ABSENT = -4         # iftrue(...) of a false predicate: the feature is left out
 
 
 # -- transforms (str -> str), applied once per distinct value ----------------
@@ -216,6 +225,7 @@ _TRANSFORMS = {
     "islower": lambda s: str(s.islower()),
     "hasdigit": _hasdigit,
     "hashyphen": lambda s: str("-" in s),
+    "iftrue": str,              # the value; a value other than "True" drops the feature
 }
 # predicates applied to a whole list at C speed: map(str, map(method, values))
 _PREDICATE_METHODS = {"isdigit": str.isdigit, "isalpha": str.isalpha,
@@ -326,6 +336,8 @@ class _ItemParser:
             self.i += 1
             inner = self.atom(depth + 1)
             self.expect(")")
+            if "iftrue" in inner.transforms:
+                self.fail("iftrue(...) must be the outermost transform of an atom")
             return inner._replace(transforms=inner.transforms + (name,))
         self.expect("[")
         m = _INT.match(self.text, self.i)
@@ -892,6 +904,8 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                         ids[new] = np.fromiter(
                             map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
                             dtype=np.int64, count=len(derived))
+                if len(new) and transforms[-1:] == ("iftrue",):
+                    ids[new[np.array([v != "True" for v in derived], dtype=bool)]] = _ABSENT
                 values[s] = ids[type_ids]
                 continue
             derived = all_derived[s]
@@ -907,6 +921,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                 get = self._space_index[s].get
                 ids = np.fromiter(map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
                                   dtype=np.int64, count=len(derived))
+            if transforms[-1:] == ("iftrue",):
+                ids = ids.copy()
+                ids[np.array([v != "True" for v in derived], dtype=bool)] = _ABSENT
             values[s] = ids[type_ids]
             space_ids.append(ids)
         if fitting:

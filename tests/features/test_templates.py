@@ -139,7 +139,10 @@ def reference_features(sentences, template, columns, boundary="drop"):
                     token = sentence[p]
                     v = token if isinstance(token, str) else token[columns.index(atom.column)]
                     for tr in atom.transforms:
-                        v = _ref_transform(tr, v)
+                        v = v if tr == "iftrue" else _ref_transform(tr, v)
+                    if "iftrue" in atom.transforms and v != "True":
+                        values = None              # a false boolean feature is absent
+                        break
                     values.append(v)
                 if values is not None:
                     feats.append("%s=%s" % (item.name, "|".join(values)))
@@ -593,3 +596,44 @@ def test_threaded_template_pass_on_small_and_empty_inputs():
     assert row_names(X, names) == [set(f) for f in ref]
     X, lengths = ft.transform([[], []])
     assert X.shape == (0, ft.n_features_) and list(lengths) == [0, 0]
+
+
+def test_iftrue_features_are_the_tutorial_dicts_of_python_crfsuite():
+    """CONLL2002_NER gives, token by token, the attributes python-crfsuite makes of
+    the sklearn-crfsuite tutorial's feature dicts (False booleans absent)."""
+    sentences = _random_sentences(40, seed=21) + [[("Madrid", "NC"), ("EU", "NP"),
+                                                   ("1998", "Z"), ("de", "SP")]]
+
+    def tutorial(sent):                 # sklearn-crfsuite's CoNLL-2002 word2features
+        out = []
+        for i, (word, postag) in enumerate(sent):
+            f = {"bias": 1.0, "word.lower()": word.lower(), "word[-3:]": word[-3:],
+                 "word[-2:]": word[-2:], "word.isupper()": word.isupper(),
+                 "word.istitle()": word.istitle(), "word.isdigit()": word.isdigit(),
+                 "postag": postag, "postag[:2]": postag[:2]}
+            for o, name in ((-1, "-1:"), (1, "+1:")):
+                if 0 <= i + o < len(sent):
+                    w1, p1 = sent[i + o]
+                    f.update({name + "word.lower()": w1.lower(),
+                              name + "word.istitle()": w1.istitle(),
+                              name + "word.isupper()": w1.isupper(), name + "postag": p1,
+                              name + "postag[:2]": p1[:2]})
+            f["BOS" if i == 0 else "x"] = i == 0
+            f["EOS" if i == len(sent) - 1 else "y"] = i == len(sent) - 1
+            out.append(f)
+        return out
+    attr = FeatureTemplate(template=None).fit([tutorial(s) for s in sentences])
+    Xa, _ = attr.transform([tutorial(s) for s in sentences])
+    ft = FeatureTemplate(CONLL2002_NER, ("w", "pos"))
+    X, _ = ft.fit_transform(sentences)
+    assert np.array_equal(X.getnnz(axis=1), Xa.getnnz(axis=1))
+    assert X.nnz == Xa.nnz and X.shape[1] == Xa.shape[1]
+    names = ft.get_feature_names_out()
+    assert "iftrue(istitle(w[0]))=True" in set(names)
+    assert not any(n.endswith("=False") for n in names)
+    # unseen words in transform (the type cache path) follow the same rule
+    X2, _ = ft.transform([[("Lyon", "NC"), ("lyon", "NC")]])
+    rows = row_names(X2, names)
+    assert "iftrue(istitle(w[0]))=True" in rows[0] and "iftrue(istitle(w[0]))=True" not in rows[1]
+    with pytest.raises(ValueError, match="outermost"):
+        FeatureTemplate("upper(iftrue(istitle(w[0])))", ("w",)).fit([["a"]])
