@@ -49,7 +49,13 @@ NOTES = [
     "F1 is conlleval's chunk/entity F1 (IOB2), accuracy is token accuracy.",
     "n_jobs=2 rows: training by iterative parameter mixing (2 shards per epoch, weights "
     "averaged after each epoch; deterministic for a seed, a different model than n_jobs=1); "
+    "the template pass in 2 sentence blocks (features identical to n_jobs=1); "
     "decoding in 2 threads (labels identical to n_jobs=1).",
+    "'chunking fit phases' rows: CPU seconds on the critical path of a fit (main thread "
+    "plus the largest worker of each thread pool) -- what the fit takes on idle cores, "
+    "independent of machine load -- with the wall seconds beside; ratio = n_jobs=1 / n_jobs=2.",
+    "NER tutorial rows: CONLL2002_NER keeps the tutorial's boolean features only where true "
+    "(iftrue), so both sides have exactly the same feature set.",
     "'(dev)' rows choose the number of epochs on the dev set (UD dev, CoNLL-2002 testa), "
     "never on the test set.",
     "Where the time goes (CoNLL-2000 chunking, CPU seconds by stage, process_time, loaded "
