@@ -565,7 +565,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     return c, n_sent_err, n_tok_err
 
 
-# ------------------------------------------- structural SVM: BCFW passes --
+# ------------------------------------------- iterative parameter mixing --
 
 def add_rows(const long long[::1] rows, const double[:, ::1] src, double[:, ::1] dst):
     """dst[r] += src[r] for each r in ``rows`` (folding private averaging sums)."""
@@ -630,4 +630,171 @@ def mix_weight_rows(const long long[::1] rows, list shard_w, float[:, ::1] W):
     free(wp)
 
 
+# ------------------------------------------- structural SVM: BCFW passes --
 
+def bcfw_pass(double[::1] w, double[::1] v, double[::1] scratch, Py_ssize_t K,
+              const int[::1] indices, const double[::1] data, const int[::1] indptr,
+              const long long[::1] sent_offsets, const int[::1] gold,
+              double[:, ::1] token_state, double[:, ::1] sent_state, double[::1] l,
+              const long long[::1] visit_order, *, double C, double loss_weight=1.0,
+              bint average=False, double step=0.0, double lv=0.0):
+    """One block-coordinate Frank--Wolfe pass of the first-order structural SVM
+    (Lacoste-Julien et al., ICML 2013, Alg. 3/4), without the GIL.
+
+    ``w = [W (F x K) | trans (K x K) | start (K) | stop (K)]`` is updated in
+    place.  The block of sentence s is kept in marginal form: its share of
+    ``w`` is ``sum_t x_t (x) token_state[t] + (0 | sent_state[s])`` (one K-row
+    per token, one (K*K + 2K)-row per sentence) and ``l[s]`` its share of the
+    dual's linear part.  Each step decodes the Hamming-loss-augmented argmax
+    with Viterbi, forms the corner ``C Psi(x_s, y*)`` in the same form, and
+    moves to the exact line-search optimum.  ``scratch`` (F*K zeros) is left
+    zero.  With ``average``, ``v`` collects ``R_{k-1}`` times every update
+    (weighted averaging with rho_k = k, see _bcfw.pyx) and ``lv`` the same
+    for the linear part.
+
+    Returns ``(sum of block gaps, step, lv)``.
+    """
+    cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t F, T = K * K + 2 * K, n_visit = visit_order.shape[0]
+    cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len, n_tokens, ham
+    cdef double g, q, gamma, ls, x, val, gap = 0.0, kstep = step, lv_sum = lv, avg_w
+    cdef Workspace ws
+    cdef int status = 0
+    cdef double* E
+    cdef double* Eaug = NULL
+    cdef double* D
+    cdef double* dtail
+    cdef double* W
+    cdef double* tail
+    cdef double* V = NULL
+    cdef double* Vtail = NULL
+    cdef double* m
+    cdef double* st
+    cdef const int* gs
+    cdef int* pred
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    if K < 1 or (w.shape[0] - T) < K or (w.shape[0] - T) % K != 0:
+        raise ValueError("w must hold F*K + K*K + 2K weights")
+    F = (w.shape[0] - T) // K
+    n_tokens = _check_shapes(F, K, (K, K), K, K, 0, 1, indices.shape[0], data.shape[0],
+                             indptr, sent_offsets)
+    _debug_check_values(F, K, indices, indptr, n_tokens, gold)
+    if scratch.shape[0] != F * K or (average and v.shape[0] != w.shape[0]):
+        raise ValueError("scratch must hold F*K zeros and v the shape of w")
+    if (gold.shape[0] < n_tokens or token_state.shape[0] < n_tokens
+            or token_state.shape[1] != K or sent_state.shape[0] != n_sent
+            or sent_state.shape[1] != T or l.shape[0] != n_sent):
+        raise ValueError("gold/token_state need one row per token, sent_state (n, K*K+2K) "
+                         "and l one entry per sentence")
+    for i in range(n_visit):
+        if visit_order[i] < 0 or visit_order[i] >= n_sent:
+            raise ValueError("visit_order holds sentence %d, outside [0, %d)"
+                             % (visit_order[i], n_sent))
+    if n_visit == 0 or n_tokens == 0:
+        return 0.0, step, lv
+    max_len = _max_length(sent_offsets, 0, n_sent)
+    W = &w[0]
+    tail = W + F * K
+    if average:
+        V = &v[0]
+        Vtail = V + F * K
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K, 1)
+        Eaug = <double*>malloc((2 * max_len * K + T) * sizeof(double))
+        if status != 0 or Eaug == NULL:
+            status = -1
+        else:
+            E = <double*>ws.E
+            D = Eaug + max_len * K
+            dtail = D + max_len * K
+            pred = ws.path
+            for i in range(n_visit):
+                s = visit_order[i]
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                kstep += 1.0
+                if n == 0:
+                    continue
+                gs = &gold[row0]
+                emission_scores(<const double*>W, K, ind_ptr, data_ptr, &indptr[0], row0,
+                                n, E)
+                for t in range(n * K):
+                    Eaug[t] = E[t]
+                add_hamming(Eaug, n, K, K, gs, loss_weight)
+                viterbi1(Eaug, n, K, <const double*>(tail), <const double*>(tail + K * K),
+                         <const double*>(tail + K * K + K), <double*>ws.delta, ws.back, pred)
+                ham = 0
+                for t in range(n):
+                    if pred[t] != gs[t]:
+                        ham += 1
+                ls = C * loss_weight * ham
+                # direction: corner C Psi(x_s, y*) minus the block's state
+                st = &sent_state[s, 0]
+                for k in range(T):
+                    dtail[k] = -st[k]
+                for t in range(1, n):
+                    dtail[gs[t - 1] * K + gs[t]] += C
+                    dtail[pred[t - 1] * K + pred[t]] -= C
+                dtail[K * K + gs[0]] += C
+                dtail[K * K + pred[0]] -= C
+                dtail[K * K + K + gs[n - 1]] += C
+                dtail[K * K + K + pred[n - 1]] -= C
+                g = ls - l[s]
+                q = 0.0
+                for k in range(T):
+                    g -= tail[k] * dtail[k]
+                    q += dtail[k] * dtail[k]
+                for t in range(n):
+                    m = &token_state[row0 + t, 0]
+                    for k in range(K):
+                        D[t * K + k] = -m[k]
+                    D[t * K + gs[t]] += C
+                    D[t * K + pred[t]] -= C
+                    for k in range(K):
+                        g -= E[t * K + k] * D[t * K + k]
+                # ||sum_t x_t (x) D_t||^2 through the zeroed scratch buffer
+                for t in range(n):
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = ind_ptr[p] * K
+                        x = data_ptr[p]
+                        for k in range(K):
+                            scratch[f + k] += x * D[t * K + k]
+                for t in range(n):
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = ind_ptr[p] * K
+                        for k in range(K):
+                            val = scratch[f + k]
+                            q += val * val
+                            scratch[f + k] = 0.0
+                gap += g
+                if g <= 0.0 or q <= 0.0:
+                    continue
+                gamma = g / q
+                if gamma > 1.0:
+                    gamma = 1.0
+                avg_w = 0.5 * kstep * (kstep - 1.0) * gamma
+                for t in range(n):
+                    m = &token_state[row0 + t, 0]
+                    for k in range(K):
+                        m[k] += gamma * D[t * K + k]
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = ind_ptr[p] * K
+                        x = data_ptr[p]
+                        for k in range(K):
+                            W[f + k] += gamma * x * D[t * K + k]
+                        if V != NULL:
+                            for k in range(K):
+                                V[f + k] += avg_w * x * D[t * K + k]
+                for k in range(T):
+                    st[k] += gamma * dtail[k]
+                    tail[k] += gamma * dtail[k]
+                    if Vtail != NULL:
+                        Vtail[k] += avg_w * dtail[k]
+                lv_sum += 0.5 * kstep * (kstep - 1.0) * gamma * (ls - l[s])
+                l[s] += gamma * (ls - l[s])
+        free(Eaug)
+        workspace_free(&ws)
+    if status != 0:
+        raise MemoryError("bcfw_pass: cannot allocate the workspace")
+    return gap, kstep, lv_sum
