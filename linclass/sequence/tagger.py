@@ -213,7 +213,11 @@ class SequenceTagger(BaseEstimator):
         different, equally valid perceptron run: the accuracy is close, the
         weights differ) but not on thread timing: for a fixed
         ``random_state`` it is deterministic.  ``n_jobs=1`` is the plain
-        sequential perceptron.
+        sequential perceptron.  The template features are extracted in
+        ``n_jobs`` threads too (sentence blocks whose key tables are merged
+        in order: the features are identical for every ``n_jobs``; a
+        :class:`~linclass.features.FeatureTemplate` passed as ``features``
+        keeps its own ``n_jobs``).
     verbose : int, default=0
         Print per-epoch statistics.
 
