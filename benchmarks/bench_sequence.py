@@ -49,7 +49,13 @@ NOTES = [
     "F1 is conlleval's chunk/entity F1 (IOB2), accuracy is token accuracy.",
     "n_jobs=2 rows: training by iterative parameter mixing (2 shards per epoch, weights "
     "averaged after each epoch; deterministic for a seed, a different model than n_jobs=1); "
+    "the template pass in 2 sentence blocks (features identical to n_jobs=1); "
     "decoding in 2 threads (labels identical to n_jobs=1).",
+    "'chunking fit phases' rows: CPU seconds on the critical path of a fit (main thread "
+    "plus the largest worker of each thread pool) -- what the fit takes on idle cores, "
+    "independent of machine load -- with the wall seconds beside; ratio = n_jobs=1 / n_jobs=2.",
+    "NER tutorial rows: CONLL2002_NER keeps the tutorial's boolean features only where true "
+    "(iftrue), so both sides have exactly the same feature set.",
     "'(dev)' rows choose the number of epochs on the dev set (UD dev, CoNLL-2002 testa), "
     "never on the test set.",
     "Where the time goes (CoNLL-2000 chunking, CPU seconds by stage, process_time, loaded "
@@ -303,6 +309,119 @@ def case_chunking(data_dir, quick, rows, pycrfsuite, repeat):
         "%.0f tok/s" % (n_test_tok / t_lc2_dec), note=same + " to n_jobs=1"))
 
 
+class _ThreadClock:
+    """CPU seconds of the tagger's kernels by thread while a fit runs (the kernel
+    entry points are wrapped for the duration, then restored).
+
+    The critical path -- main-thread CPU plus, for each thread pool, the
+    largest worker's CPU -- is what the fit would take on idle cores: a
+    load-independent estimate of the wall time of ``n_jobs > 1`` fits."""
+
+    KERNELS = (("_sequence", "perceptron_epoch"), ("_sequence", "mix_weight_rows"),
+               ("_sequence", "add_rows"), ("_sequence", "averaged_weights"),
+               ("_features", "_run_block"), ("_features", "_remap_block"))
+
+    def __enter__(self):
+        import threading
+        from linclass._core import _features, _sequence
+        modules = {"_sequence": _sequence, "_features": _features}
+        self.calls, self.saved, lock = [], [], threading.Lock()
+        main = threading.main_thread()
+        for mod_name, name in self.KERNELS:
+            mod = modules[mod_name]
+            f = getattr(mod, name)
+            self.saved.append((mod, name, f))
+
+            def timed(*a, _f=f, _name=name, **k):
+                c0 = time.thread_time()
+                out = _f(*a, **k)
+                with lock:
+                    self.calls.append((_name, threading.current_thread() is main,
+                                       time.thread_time() - c0))
+                return out
+            setattr(mod, name, timed)
+        return self
+
+    def __exit__(self, *exc):
+        for mod, name, f in self.saved:
+            setattr(mod, name, f)
+
+    def worker_max(self, name, n_jobs):
+        """Sum over pools of the largest worker's CPU in ``name`` (calls come in
+        groups of n_jobs per pool), and the sum over all workers."""
+        xs = [c for n, main, c in self.calls if n == name and not main]
+        groups = [xs[i:i + n_jobs] for i in range(0, len(xs), n_jobs)]
+        return sum(max(g) for g in groups), sum(xs)
+
+
+def fit_phases(Xtr, Ytr, n_jobs):
+    """Per-phase CPU (main thread; workers: largest per pool / all) and wall
+    seconds of one chunking fit: template features, epochs (+ mixing), rest."""
+    tagger = SequenceTagger(features="chunking", max_iter=EPOCHS, random_state=0,
+                            n_jobs=n_jobs)
+    marks = {}
+    for phase in ("_featurize", "_fit_perceptron"):
+        f = getattr(tagger, phase)
+
+        def timed(*a, _f=f, _phase=phase, **k):
+            c0, w0 = time.thread_time(), time.perf_counter()
+            out = _f(*a, **k)
+            marks[_phase] = (time.thread_time() - c0, time.perf_counter() - w0)
+            return out
+        setattr(tagger, phase, timed)
+    with _ThreadClock() as clock:
+        c0, w0 = time.thread_time(), time.perf_counter()
+        tagger.fit(Xtr, Ytr)
+        main_cpu, wall = time.thread_time() - c0, time.perf_counter() - w0
+    for phase in ("_featurize", "_fit_perceptron"):
+        del tagger.__dict__[phase]
+    blocks = clock.worker_max("_run_block", n_jobs)
+    remap = clock.worker_max("_remap_block", 1)
+    epochs = clock.worker_max("perceptron_epoch", n_jobs)
+    mixing = clock.worker_max("mix_weight_rows", n_jobs)
+    tail = [clock.worker_max(n, n_jobs) for n in ("add_rows", "averaged_weights")]
+    feat = marks["_featurize"][0] + blocks[0] + remap[0]
+    perc = marks["_fit_perceptron"][0] + epochs[0] + mixing[0] + sum(t[0] for t in tail)
+    other = main_cpu - marks["_featurize"][0] - marks["_fit_perceptron"][0]
+    return tagger, {
+        "crit": feat + perc + other, "wall": wall, "feat": feat, "feat_wall": marks["_featurize"][1],
+        "feat_workers": blocks[1] + remap[1], "epochs": perc, "epochs_wall": marks["_fit_perceptron"][1],
+        "epoch_workers": epochs[1], "mixing": mixing[0], "mixing_workers": mixing[1],
+        "other": other, "main": main_cpu}
+
+
+def case_chunking_phases(data_dir, rows, repeat):
+    """Where the time of a chunking fit goes, n_jobs=1 and 2: CPU by phase on the
+    critical path (main thread + largest worker per pool) and wall seconds."""
+    folder = data_dir / "conll2000_chunking"
+    Xtr, Ytr = _read(folder / "train.txt.gz", (0, 1), 2)
+    Xte, Yte = _read(folder / "test.txt.gz", (0, 1), 2)
+    runs = {1: [], 2: []}
+    for _ in range(max(3, repeat)):                  # interleaved pairs
+        for n_jobs in (1, 2):
+            runs[n_jobs].append(fit_phases(Xtr, Ytr, n_jobs))
+    med = {}
+    for n_jobs, results in runs.items():
+        keys = results[0][1]
+        med[n_jobs] = {k: float(np.median([r[1][k] for r in results])) for k in keys}
+    data = "CoNLL-2000 (%d sent)" % len(Xtr)
+    for n_jobs in (1, 2):
+        m = med[n_jobs]
+        f1 = _f1(Yte, runs[n_jobs][0][0].predict(Xte))
+        rows.append(_harness.make_row(
+            "chunking fit phases, n_jobs=%d (critical-path CPU)" % n_jobs, data,
+            "n_jobs=1 (same)" if n_jobs == 2 else None,
+            med[1]["crit"] if n_jobs == 2 else None, m["crit"], None, "F1 %.2f" % (100 * f1),
+            note="medians of %d interleaved fits; CPU s on the critical path: template "
+                 "features %.3f (worker CPU %.3f), epochs+mixing %.3f (epoch worker CPU %.3f, "
+                 "mixing %.3f on the path / %.3f all), rest %.3f; wall s: fit %.3f, "
+                 "features %.3f, epochs %.3f; wall ratio n_jobs=1/n_jobs=%d %.2f"
+                 % (len(runs[n_jobs]), m["feat"], m["feat_workers"], m["epochs"],
+                    m["epoch_workers"], m["mixing"], m["mixing_workers"], m["other"],
+                    m["wall"], m["feat_wall"], m["epochs_wall"], n_jobs,
+                    med[1]["wall"] / m["wall"])))
+
+
 def epochs_on_dev(make_tagger, Xtr, Ytr, Xdev, Ydev, score, max_epochs):
     """The epoch count (1..max_epochs) with the best ``score`` on the dev set.
 
@@ -449,6 +568,7 @@ def run(quick, data_dir):
     repeat = _harness.n_repeats(quick)
     rows = []
     case_chunking(data_dir, quick, rows, pycrfsuite, repeat)
+    case_chunking_phases(data_dir, rows, repeat)
     case_demo(rows)
     case_ud(data_dir, quick, rows, pycrfsuite, 1 if quick else repeat)
     for lang in ("esp", "ned"):

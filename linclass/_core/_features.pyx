@@ -15,6 +15,11 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.list cimport PyList_GET_ITEM
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM
+
 import numpy as np
 
 # Widest key: template index + up to MAX_ARITY atom values.
@@ -38,6 +43,9 @@ BEFORE_START = -1
 AFTER_END = -2
 # Value of a type unseen during fit (transform only): no stored key holds it.
 UNKNOWN_VALUE = -3
+# Value of iftrue(...) of a false predicate: the feature is left out (as outside
+# the sentence with boundary="drop").
+ABSENT_VALUE = -4
 
 
 cdef inline uint64_t _fmix64(uint64_t h) noexcept nogil:
@@ -280,6 +288,34 @@ cdef class KeyTable:
         if status == -1:
             raise ValueError("duplicate key at row %d of the saved feature keys" % i)
 
+    def merge_from(self, KeyTable other not None):
+        """Insert the keys of ``other`` in its id order; returns the int32 array
+        mapping each id of ``other`` to its id here (new keys get the next ids).
+
+        Merging the tables of consecutive sentence blocks in block order gives
+        every key the id of its first occurrence in the whole corpus: the ids a
+        single pass over all blocks assigns."""
+        if other.width != self.width or other.n_parts > self.n_parts:
+            raise ValueError("merge_from: tables of different key layouts")
+        out = np.empty(other.n_keys, dtype=np.int32)
+        cdef int32_t[::1] o = out
+        cdef int64_t[16] key
+        cdef Py_ssize_t i, j, w = self.width
+        cdef int64_t fid
+        cdef int status = 0
+        with nogil:
+            for i in range(other.n_keys):
+                for j in range(w):
+                    key[j] = other.keys[i * w + j]
+                fid = self.insert(key, other.hashes[i])
+                if fid < 0:
+                    status = -2
+                    break
+                o[i] = <int32_t>fid
+        if status == -2:
+            raise MemoryError("out of memory while merging feature tables")
+        return out
+
     def keys_array(self):
         """Copy of the stored keys, shape (n_keys, width), row i = key of id i (int64)."""
         out = np.empty((self.n_keys, self.width), dtype=np.int32)
@@ -329,6 +365,7 @@ cdef inline Py_ssize_t _sort_merge_row(int32_t* idx, double* val, Py_ssize_t n) 
 
 cdef int _extract(const int64_t[:, ::1] values,
                   const int64_t[::1] sentence_ptr,
+                  Py_ssize_t s0, Py_ssize_t s1,
                   const int32_t[::1] kind,
                   const int32_t[::1] atom_ptr,
                   const int32_t[::1] atom_space,
@@ -340,8 +377,14 @@ cdef int _extract(const int64_t[:, ::1] values,
                   Py_ssize_t width,
                   int32_t[::1] indptr,
                   int32_t[::1] indices,
-                  double[::1] data) noexcept nogil:
-    """Features of every token; 0 on success, -2 when memory runs out.
+                  double[::1] data,
+                  Py_ssize_t pos0,
+                  Py_ssize_t* pos_end) noexcept nogil:
+    """Features of the tokens of sentences s0..s1-1; 0 on success, -2 when memory
+    runs out.  Rows are written to indices/data from position ``pos0``;
+    ``indptr[t + 1]`` (absolute positions) is set for each of their tokens and
+    ``*pos_end`` to the position after the last one (``indptr`` at the range's
+    first token is left to the caller).
 
     values : (n_spaces, n_tokens) value id of each derived column at each token
     sentence_ptr : (n_sentences + 1,) token offsets of the sentences
@@ -353,10 +396,9 @@ cdef int _extract(const int64_t[:, ::1] values,
     prefetched first, then looked up in template order (so ids still follow
     first occurrence): the lookups' cache misses overlap.
     """
-    cdef Py_ssize_t n_sentences = sentence_ptr.shape[0] - 1
     cdef Py_ssize_t n_templates = kind.shape[0]
     cdef Py_ssize_t s, t, k, a, j, p, start, end, row_start, arity, n_keys
-    cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t pos = pos0
     cdef int64_t v, fid
     cdef bint complete
     cdef int64_t* keys = <int64_t*> malloc((n_templates + 1) * width * sizeof(int64_t))
@@ -366,8 +408,7 @@ cdef int _extract(const int64_t[:, ::1] values,
         free(hashes)
         return -2
     cdef int64_t* key
-    indptr[0] = 0
-    for s in range(n_sentences):
+    for s in range(s0, s1):
         start = sentence_ptr[s]
         end = sentence_ptr[s + 1]
         for t in range(start, end):
@@ -395,6 +436,9 @@ cdef int _extract(const int64_t[:, ::1] values,
                         v = -2                              # AFTER_END
                     else:
                         v = values[atom_space[a], p]
+                        if v == -4:                         # ABSENT_VALUE: left out
+                            complete = False
+                            break
                     key[1 + a - atom_ptr[k]] = v
                 if not complete:                          # CRFsuite omits the feature
                     continue
@@ -425,11 +469,38 @@ cdef int _extract(const int64_t[:, ::1] values,
             indptr[t + 1] = <int32_t>pos
     free(keys)
     free(hashes)
+    pos_end[0] = pos
     return 0
 
 
+cdef void _remap_rows(int32_t[::1] indptr, int32_t[::1] indices, double[::1] data,
+                      Py_ssize_t t0, Py_ssize_t t1, Py_ssize_t p0,
+                      const int32_t[::1] id_map) noexcept nogil:
+    """indices := id_map[indices] on rows t0..t1-1 (the first starting at p0, the
+    others at indptr[t]), each row re-sorted (the ids of a row are distinct
+    before and after: its values move with them)."""
+    cdef Py_ssize_t t, i, j, a, b
+    cdef int32_t key_i
+    cdef double val_i
+    for t in range(t0, t1):
+        a = p0 if t == t0 else indptr[t]
+        b = indptr[t + 1]
+        for i in range(a, b):
+            indices[i] = id_map[indices[i]]
+        for i in range(a + 1, b):                  # insertion sort of (id, value) pairs
+            key_i = indices[i]
+            val_i = data[i]
+            j = i - 1
+            while j >= a and indices[j] > key_i:
+                indices[j + 1] = indices[j]
+                data[j + 1] = data[j]
+                j -= 1
+            indices[j + 1] = key_i
+            data[j + 1] = val_i
+
+
 def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_offset,
-                     bint pad, KeyTable table=None, bint insert=False, n_hash=0):
+                     bint pad, KeyTable table=None, bint insert=False, n_hash=0, n_jobs=1):
     """Run compiled templates over a corpus; returns ``(indptr, indices, data)`` of a CSR matrix.
 
     Parameters (all validated by the caller, keyword-only)
@@ -448,6 +519,14 @@ def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_o
         Add unseen keys to ``table`` (fit) instead of dropping them (transform).
     n_hash : int
         > 0: feature id = key hash modulo ``n_hash``; no table.
+    n_jobs : int
+        Threads (>= 1).  The sentences are cut into ``n_jobs`` blocks of about
+        equal token counts, each run under ``nogil`` in its own thread.  With
+        ``insert``, block 0 inserts into ``table`` and every later block into a
+        private table; the private tables are then merged into ``table`` in
+        block order (:meth:`KeyTable.merge_from`) and the blocks' rows remapped
+        and re-sorted: keys, ids and rows are exactly those of ``n_jobs=1``.
+        Lookups (``insert=False``) and hashing share ``table`` read-only.
     """
     cdef const int64_t[:, ::1] vals = values
     cdef const int64_t[::1] sptr = sentence_ptr
@@ -480,6 +559,9 @@ def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_o
         width = table.width
     elif width > MAX_WIDTH:
         raise ValueError("templates have more than %d atoms" % (MAX_WIDTH - 1))
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise ValueError("n_jobs must be an integer >= 1, got %r" % (n_jobs,))
+    cdef Py_ssize_t n_sentences = sptr.shape[0] - 1
     indptr = np.zeros(n_tokens + 1, dtype=np.int32)
     indices = np.empty(max(n_tokens * n_templates, 1), dtype=np.int32)
     data = np.empty(max(n_tokens * n_templates, 1), dtype=np.float64)
@@ -487,12 +569,143 @@ def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_o
     cdef int32_t[::1] ind = indices
     cdef double[::1] dat = data
     cdef int status
-    with nogil:
-        status = _extract(vals, sptr, knd, aptr, aspace, aoff, pad, table, insert, nh,
-                          width, iptr, ind, dat)
-    if status == -2:
-        raise MemoryError("out of memory while growing the feature table")
+    cdef Py_ssize_t pos_end = 0
+    n_blocks = int(min(n_jobs, n_sentences, max(1, n_tokens // 2048)))
+    if n_blocks <= 1:
+        with nogil:
+            status = _extract(vals, sptr, 0, n_sentences, knd, aptr, aspace, aoff, pad, table,
+                              insert, nh, width, iptr, ind, dat, 0, &pos_end)
+        if status == -2:
+            raise MemoryError("out of memory while growing the feature table")
+    else:
+        _extract_blocks(vals, sptr, knd, aptr, aspace, aoff, pad, table, insert, nh, width,
+                        indptr, indices, data, n_blocks, n_templates)
     nnz = int(indptr[n_tokens])
     if 2 * nnz < indices.shape[0]:          # do not keep a mostly unused buffer alive
         return indptr, indices[:nnz].copy(), data[:nnz].copy()
     return indptr, indices[:nnz], data[:nnz]
+
+
+def _run_block(const int64_t[:, ::1] vals, const int64_t[::1] sptr, Py_ssize_t s0,
+               Py_ssize_t s1, const int32_t[::1] knd, const int32_t[::1] aptr,
+               const int32_t[::1] aspace, const int32_t[::1] aoff, bint pad, KeyTable table,
+               bint insert, uint64_t nh, Py_ssize_t width, int32_t[::1] iptr,
+               int32_t[::1] ind, double[::1] dat, Py_ssize_t pos0):
+    """_extract on sentences s0..s1-1 without the GIL; returns the end position."""
+    cdef Py_ssize_t pos_end = pos0
+    cdef int status
+    with nogil:
+        status = _extract(vals, sptr, s0, s1, knd, aptr, aspace, aoff, pad, table, insert,
+                          nh, width, iptr, ind, dat, pos0, &pos_end)
+    if status == -2:
+        raise MemoryError("out of memory while growing the feature table")
+    return pos_end
+
+
+def _remap_block(int32_t[::1] iptr, int32_t[::1] ind, double[::1] dat, Py_ssize_t t0,
+                 Py_ssize_t t1, Py_ssize_t p0, const int32_t[::1] id_map):
+    with nogil:
+        _remap_rows(iptr, ind, dat, t0, t1, p0, id_map)
+
+
+def _extract_blocks(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable table,
+                    bint insert, uint64_t nh, Py_ssize_t width, indptr, indices, data,
+                    n_blocks, Py_ssize_t n_templates):
+    """extract_features over ``n_blocks`` sentence blocks in threads (see there)."""
+    from concurrent.futures import ThreadPoolExecutor
+    sentence_ptr = np.asarray(sptr)
+    n_tokens = int(sentence_ptr[len(sentence_ptr) - 1])
+    n_sentences = len(sentence_ptr) - 1
+    # block b: sentences cuts[b]..cuts[b+1]-1, about n_tokens / n_blocks tokens each
+    targets = (np.arange(1, n_blocks) * n_tokens) // n_blocks
+    cuts = np.concatenate(([0], np.searchsorted(sentence_ptr, targets, side="left"),
+                           [n_sentences])).astype(np.int64)
+    cuts = np.maximum.accumulate(np.minimum(cuts, n_sentences))
+    tok0 = sentence_ptr[cuts]                        # first token of each block (+ end)
+    base = tok0 * n_templates                        # each block writes from here
+    tables = [table] + [KeyTable(table.width, table.n_parts,
+                                 max(1024, int(tok0[b + 1] - tok0[b])))
+                        if insert and nh == 0 else table for b in range(1, n_blocks)]
+
+    def run(b):
+        return _run_block(vals, sptr, int(cuts[b]), int(cuts[b + 1]), knd, aptr, aspace, aoff,
+                          pad, tables[b], insert, nh, width, indptr, indices, data,
+                          int(base[b]))
+
+    with ThreadPoolExecutor(n_blocks) as pool:
+        ends = list(pool.map(run, range(n_blocks)))
+        if insert and nh == 0:
+            # merge the private tables in block order: ids of first occurrence
+            maps = [table.merge_from(tables[b]) for b in range(1, n_blocks)]
+            list(pool.map(lambda b: _remap_block(indptr, indices, data, int(tok0[b]),
+                                                 int(tok0[b + 1]), int(base[b]),
+                                                 maps[b - 1]),
+                          range(1, n_blocks)))
+    # move the blocks' rows together (left, in block order) and shift their indptr
+    pos = int(ends[0])
+    for b in range(1, n_blocks):
+        a, e = int(base[b]), int(ends[b])
+        n = e - a
+        if a != pos:
+            indices[pos:pos + n] = indices[a:e]
+            data[pos:pos + n] = data[a:e]
+            indptr[int(tok0[b]) + 1:int(tok0[b + 1]) + 1] -= a - pos
+        pos += n
+
+
+def column_type_ids(list tokens, Py_ssize_t n_columns, list used):
+    """Type ids of the used columns of a flat token list, in one pass.
+
+    ``tokens``: each a tuple or list of ``n_columns`` strings, or (one column)
+    each a plain string.  Returns ``(dicts, ids)``: per used column a dict
+    value -> id in first-occurrence order, and an int64 array
+    ``(len(used), len(tokens))``; or ``None`` at the first token that breaks
+    the format (the caller then locates it and names the problem).
+    """
+    cdef Py_ssize_t n = len(tokens), m = len(used), i, j, c
+    cdef Py_ssize_t[MAX_WIDTH] cols
+    if m > MAX_WIDTH:
+        return None
+    for j in range(m):
+        cols[j] = used[j]
+        if not 0 <= cols[j] < n_columns:
+            raise ValueError("column %d out of range" % cols[j])
+    out = np.empty((m, n), dtype=np.int64)
+    cdef int64_t[:, ::1] o = out
+    cdef list dicts = [{} for _ in range(m)]
+    cdef dict d
+    cdef object tok, v
+    cdef PyObject* found
+    cdef bint plain = n_columns == 1 and n > 0 and isinstance(tokens[0], str)
+    cdef Py_ssize_t size
+    for i in range(n):
+        tok = <object>PyList_GET_ITEM(tokens, i)
+        if plain:
+            if not isinstance(tok, str):
+                return None
+        elif type(tok) is tuple:
+            if len(<tuple>tok) != n_columns:
+                return None
+        elif type(tok) is list or isinstance(tok, (tuple, list)):
+            if len(tok) != n_columns:
+                return None
+        else:
+            return None
+        for j in range(m):
+            if plain:
+                v = tok
+            elif type(tok) is tuple:
+                v = <object>PyTuple_GET_ITEM(tok, cols[j])
+            else:
+                v = tok[cols[j]]
+            if not isinstance(v, str):
+                return None
+            d = <dict>PyList_GET_ITEM(dicts, j)
+            found = PyDict_GetItem(d, v)
+            if found == NULL:
+                size = len(d)
+                PyDict_SetItem(d, v, size)
+                o[j, i] = size
+            else:
+                o[j, i] = <object>found
+    return dicts, out

@@ -441,7 +441,8 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                      const int[::1] indices, const double[::1] data, const int[::1] indptr,
                      const long long[::1] sent_offsets, const int[::1] gold,
                      const int[::1] visit_order, *, int order=1, double counter=1.0,
-                     unsigned char[::1] touched=None, int binary=-1):
+                     unsigned char[::1] touched=None, int binary=-1,
+                     double sum_scale=1.0):
     """One epoch of the averaged structured perceptron, entirely without the GIL.
 
     For each sentence in `visit_order`: decode with the current weights; where
@@ -453,6 +454,9 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     `touched` (optional, one byte per feature row) gets 1 at every row of `W`
     the epoch updates (parameter mixing then visits those rows only).
     ``binary``: as in :func:`viterbi_batch` (1: every value of ``data`` is 1.0).
+    ``sum_scale``: the averaging sums get ``(counter * sum_scale) * update``
+    (parameter mixing over n shards passes 1/n; 1.0 gives exactly
+    ``counter * update``).
 
     Returns (counter, n_sentence_errors, n_token_errors).
     """
@@ -461,7 +465,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len, n_tokens
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
     cdef int g, y, differs
-    cdef double c = counter, v
+    cdef double c = counter, v, cs
     cdef Workspace ws
     cdef int status = 0
     cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
@@ -508,6 +512,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                 row0 = sent_offsets[s]
                 n = sent_offsets[s + 1] - row0
                 if n > 0:
+                    cs = c * sum_scale
                     gs = gold_base + row0
                     decode_sentence(&W[0, 0], &trans[0, 0], <const float*>trans2_ptr,
                                     &start[0], &stop[0], K, order, ind_ptr, data_ptr,
@@ -523,24 +528,24 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                         for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
                             f = ind_ptr[p]
                             v = data_ptr[p]
-                            avg_add(&W[0, 0], &U_W[0, 0], f * K + g, v, c)     # W[f, g] += v
-                            avg_add(&W[0, 0], &U_W[0, 0], f * K + y, -v, c)    # W[f, y] -= v
+                            avg_add(&W[0, 0], &U_W[0, 0], f * K + g, v, cs)     # W[f, g] += v
+                            avg_add(&W[0, 0], &U_W[0, 0], f * K + y, -v, cs)    # W[f, y] -= v
                             if touched_ptr != NULL:
                                 touched_ptr[f] = 1
                     if differs:
                         n_sent_err += 1
                         if gs[0] != pred[0]:
-                            avg_add(&start[0], &U_start[0], gs[0], 1.0, c)
-                            avg_add(&start[0], &U_start[0], pred[0], -1.0, c)
+                            avg_add(&start[0], &U_start[0], gs[0], 1.0, cs)
+                            avg_add(&start[0], &U_start[0], pred[0], -1.0, cs)
                         if gs[n - 1] != pred[n - 1]:
-                            avg_add(&stop[0], &U_stop[0], gs[n - 1], 1.0, c)
-                            avg_add(&stop[0], &U_stop[0], pred[n - 1], -1.0, c)
+                            avg_add(&stop[0], &U_stop[0], gs[n - 1], 1.0, cs)
+                            avg_add(&stop[0], &U_stop[0], pred[n - 1], -1.0, cs)
                         for t in range(1, n):
                             if gs[t - 1] != pred[t - 1] or gs[t] != pred[t]:
                                 avg_add(&trans[0, 0], &U_trans[0, 0],
-                                        gs[t - 1] * K + gs[t], 1.0, c)
+                                        gs[t - 1] * K + gs[t], 1.0, cs)
                                 avg_add(&trans[0, 0], &U_trans[0, 0],
-                                        pred[t - 1] * K + pred[t], -1.0, c)
+                                        pred[t - 1] * K + pred[t], -1.0, cs)
                                 lc_set_trans(&trans[0, 0], K, gs[t - 1], gs[t], ws.Tp, ws.Tt)
                                 lc_set_trans(&trans[0, 0], K, pred[t - 1], pred[t], ws.Tp,
                                              ws.Tt)
@@ -549,10 +554,10 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                                 if (gs[t - 2] != pred[t - 2] or gs[t - 1] != pred[t - 1]
                                         or gs[t] != pred[t]):
                                     avg_add(trans2_ptr, U2_ptr,
-                                            (gs[t - 2] * K + gs[t - 1]) * K + gs[t], 1.0, c)
+                                            (gs[t - 2] * K + gs[t - 1]) * K + gs[t], 1.0, cs)
                                     avg_add(trans2_ptr, U2_ptr,
                                             (pred[t - 2] * K + pred[t - 1]) * K + pred[t],
-                                            -1.0, c)
+                                            -1.0, cs)
                 c += 1.0
         workspace_free(&ws)
     if status != 0:
@@ -560,44 +565,54 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     return c, n_sent_err, n_tok_err
 
 
-# ------------------------------------------- structural SVM: BCFW passes --
+# ------------------------------------------- iterative parameter mixing --
 
-def mix_emission_rows(const long long[::1] rows, list shard_w, list shard_u,
-                      float[:, ::1] W, double[:, ::1] U):
-    """Iterative parameter mixing of the emission rows ``rows`` in one pass: for
-    each entry, W := float32(mean of the shards' weights), U += each shard's
-    averaging sum / n_shards (in shard order), and every shard's private copy
-    is reset (weights := W, sums := 0).  The same floating-point operations, in
-    the same order, as the numpy expression it replaces, so the mixed model is
-    bit for bit the same; one pass instead of a dozen fancy-indexed copies.
-    """
-    cdef Py_ssize_t n = len(shard_w), F = W.shape[0], K = W.shape[1]
-    cdef Py_ssize_t i, j, k, r, n_rows = rows.shape[0]
-    if n < 1 or len(shard_u) != n or U.shape[0] != F or U.shape[1] != K:
-        raise ValueError("mix_emission_rows: inconsistent shards")
-    cdef float[:, ::1] wv
-    cdef double[:, ::1] uv
-    for j in range(n):
-        wv = shard_w[j]
-        uv = shard_u[j]
-        if wv.shape[0] != F or wv.shape[1] != K or uv.shape[0] != F or uv.shape[1] != K:
-            raise ValueError("mix_emission_rows: shard %d has the wrong shape" % j)
+def add_rows(const long long[::1] rows, const double[:, ::1] src, double[:, ::1] dst):
+    """dst[r] += src[r] for each r in ``rows`` (folding private averaging sums)."""
+    cdef Py_ssize_t i, k, r, n_rows = rows.shape[0], K = dst.shape[1], F = dst.shape[0]
+    if src.shape[0] != F or src.shape[1] != K:
+        raise ValueError("add_rows: src and dst differ in shape")
     for i in range(n_rows):
         if not 0 <= rows[i] < F:
-            raise ValueError("mix_emission_rows: row %d out of range" % rows[i])
-    cdef float** wp = <float**>malloc(n * sizeof(float*))
-    cdef double** up = <double**>malloc(n * sizeof(double*))
-    if wp == NULL or up == NULL:
-        free(wp)
-        free(up)
-        raise MemoryError()
-    for j in range(n):
+            raise ValueError("add_rows: row %d out of range" % rows[i])
+    with nogil:
+        for i in range(n_rows):
+            r = rows[i]
+            for k in range(K):
+                dst[r, k] += src[r, k]
+
+
+def mix_weight_rows(const long long[::1] rows, list shard_w, float[:, ::1] W):
+    """Iterative parameter mixing of the emission rows ``rows`` in one pass.
+
+    ``W`` holds shard 0's weights (the model's own array), ``shard_w`` the
+    private weights of shards 1..n-1.  For each entry: W := float32((W +
+    shard_w[0] + ... ) / n) summed in float64 in that order, and every
+    private copy := W.  The averaging sums are not touched: each shard adds
+    to its own (scaled by 1/n, see :func:`perceptron_epoch`), and the caller
+    adds the private ones to the model's once, after the last epoch.
+    """
+    cdef Py_ssize_t n = len(shard_w) + 1, F = W.shape[0], K = W.shape[1]
+    cdef Py_ssize_t i, j, k, r, n_rows = rows.shape[0]
+    cdef float[:, ::1] wv
+    for j in range(n - 1):
         wv = shard_w[j]
-        uv = shard_u[j]
+        if wv.shape[0] != F or wv.shape[1] != K:
+            raise ValueError("mix_weight_rows: shard %d has the wrong shape" % (j + 1))
+    for i in range(n_rows):
+        if not 0 <= rows[i] < F:
+            raise ValueError("mix_weight_rows: row %d out of range" % rows[i])
+    if n_rows == 0:
+        return
+    cdef float** wp = <float**>malloc(n * sizeof(float*))
+    if wp == NULL:
+        raise MemoryError()
+    for j in range(n - 1):
+        wv = shard_w[j]
         wp[j] = &wv[0, 0]
-        up[j] = &uv[0, 0]
     cdef double mean, denom = <double>n
     cdef float value
+    cdef float* w0 = &W[0, 0]
     cdef Py_ssize_t at
     with nogil:
         for i in range(n_rows):
@@ -605,18 +620,17 @@ def mix_emission_rows(const long long[::1] rows, list shard_w, list shard_u,
             for k in range(K):
                 at = r * K + k
                 mean = 0.0
-                for j in range(n):
+                mean += w0[at]
+                for j in range(n - 1):
                     mean += wp[j][at]
-                for j in range(n):
-                    U[r, k] += up[j][at] / denom
                 value = <float>(mean / denom)
-                W[r, k] = value
-                for j in range(n):
+                w0[at] = value
+                for j in range(n - 1):
                     wp[j][at] = value
-                    up[j][at] = 0.0
     free(wp)
-    free(up)
 
+
+# ------------------------------------------- structural SVM: BCFW passes --
 
 def bcfw_pass(double[::1] w, double[::1] v, double[::1] scratch, Py_ssize_t K,
               const int[::1] indices, const double[::1] data, const int[::1] indptr,

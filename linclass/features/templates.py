@@ -21,7 +21,11 @@ kept: ``"Mr.3"`` -> ``"Xx.d"``), ``shortshape`` (``shape`` with runs of one
 character collapsed: ``"Xxxxx"`` -> ``"Xx"``), ``len`` (the length as a
 decimal string) and the predicates ``isdigit``, ``isalpha``, ``istitle``,
 ``isupper``, ``islower``, ``hasdigit``, ``hashyphen`` (value ``True`` or
-``False``).  ``#`` starts a comment that runs to the end of the line.
+``False``).  ``iftrue(...)``, the outermost transform of an atom, keeps the
+feature only where the value is ``True`` (``iftrue(istitle(w[0]))``: a feature
+at title-case words, none elsewhere -- a boolean feature the way
+python-crfsuite treats ``{"istitle": False}``: absent).  ``#`` starts a comment
+that runs to the end of the line.
 
 Out-of-sentence offsets.  With ``boundary="drop"`` (the default) a feature
 any of whose atoms falls outside the sentence is omitted, exactly as in
@@ -55,6 +59,7 @@ import hashlib
 import itertools
 import math
 import numbers
+import operator
 import re
 
 import numpy as np
@@ -98,12 +103,16 @@ __BOS__ __EOS__
 #: sklearn-crfsuite CoNLL-2002 tutorial: lower-cased word, suffixes 2 and 3,
 #: case and digit predicates, POS tag and its first two characters, the same
 #: (without suffixes) for the neighbours at -1 and +1, ``__BOS__``/``__EOS__``.
+#: The predicates are boolean features present only when true
+#: (``iftrue``), as python-crfsuite turns the tutorial's ``False`` values
+#: into absent attributes: exactly the tutorial's feature set.
 CONLL2002_NER = """
 bias
-lower(w[0]) suffix3(w[0]) suffix2(w[0]) isupper(w[0]) istitle(w[0]) isdigit(w[0])
+lower(w[0]) suffix3(w[0]) suffix2(w[0])
+iftrue(isupper(w[0])) iftrue(istitle(w[0])) iftrue(isdigit(w[0]))
 pos[0] prefix2(pos[0])
-lower(w[-1]) istitle(w[-1]) isupper(w[-1]) pos[-1] prefix2(pos[-1])
-lower(w[1]) istitle(w[1]) isupper(w[1]) pos[1] prefix2(pos[1])
+lower(w[-1]) iftrue(istitle(w[-1])) iftrue(isupper(w[-1])) pos[-1] prefix2(pos[-1])
+lower(w[1]) iftrue(istitle(w[1])) iftrue(isupper(w[1])) pos[1] prefix2(pos[1])
 __BOS__ __EOS__
 """
 
@@ -171,6 +180,7 @@ MAX_ARITY = 15
 _BEFORE_START = -1
 _AFTER_END = -2
 _UNKNOWN = -3
+_ABSENT = -4         # iftrue(...) of a false predicate: the feature is left out
 
 
 # -- transforms (str -> str), applied once per distinct value ----------------
@@ -185,7 +195,7 @@ class _ShapeTable(dict):
 
 
 _SHAPE_TABLE = _ShapeTable()
-_RUNS = re.compile(r"(.)\1+", re.DOTALL)
+_FIRST = operator.itemgetter(0)
 
 
 def _shape(s):
@@ -193,7 +203,13 @@ def _shape(s):
 
 
 def _shortshape(s):
-    return _RUNS.sub(r"\1", s.translate(_SHAPE_TABLE))
+    # runs of one character collapsed to one (as the regex (.)\1+ -> \1, faster)
+    return "".join(map(_FIRST, itertools.groupby(s.translate(_SHAPE_TABLE))))
+
+
+def _hasdigit(s):
+    # an alphabetic string holds no digit (str.isdigit characters are not letters)
+    return "False" if s.isalpha() else str(any(c.isdigit() for c in s))
 
 
 _TRANSFORMS = {
@@ -207,9 +223,14 @@ _TRANSFORMS = {
     "istitle": lambda s: str(s.istitle()),
     "isupper": lambda s: str(s.isupper()),
     "islower": lambda s: str(s.islower()),
-    "hasdigit": lambda s: str(any(c.isdigit() for c in s)),
+    "hasdigit": _hasdigit,
     "hashyphen": lambda s: str("-" in s),
+    "iftrue": str,              # the value; a value other than "True" drops the feature
 }
+# predicates applied to a whole list at C speed: map(str, map(method, values))
+_PREDICATE_METHODS = {"isdigit": str.isdigit, "isalpha": str.isalpha,
+                      "istitle": str.istitle, "isupper": str.isupper,
+                      "islower": str.islower}
 _AFFIX = re.compile(r"(prefix|suffix)([0-9]+)\Z")
 
 
@@ -220,20 +241,37 @@ def _transform_function(name):
     m = _AFFIX.match(name)
     if m and int(m.group(2)) >= 1:
         n = int(m.group(2))
-        return (lambda s: s[:n]) if m.group(1) == "prefix" else (lambda s: s[-n:])
+        # s[:n] / s[-n:] as a C-level slice getter
+        return operator.itemgetter(slice(None, n) if m.group(1) == "prefix"
+                                   else slice(-n, None))
     return None
 
 
-def _compose(transforms):
-    functions = [_transform_function(t) for t in transforms]
-    if not functions:
-        return None
+def _map_transform(name, values):
+    """``[transform(v) for v in values]`` for one transform name, at C speed
+    where possible (predicates, slices, ``str`` methods)."""
+    method = _PREDICATE_METHODS.get(name)
+    if method is not None:
+        return list(map(str, map(method, values)))
+    return list(map(_transform_function(name), values))
 
-    def apply(s):
-        for f in functions:
-            s = f(s)
-        return s
-    return apply
+
+def _derive_all(spaces, column_types):
+    """The derived values of every space ``(column, transforms)``: the
+    transforms applied to the column's types, each prefix of a transform
+    chain computed once (``suffix3(lower(w))`` reuses ``lower(w)``).
+    Returns one list per space."""
+    memo = {}
+
+    def derive(c, transforms):
+        key = (c, transforms)
+        if key not in memo:
+            if not transforms:
+                memo[key] = column_types[c]
+            else:
+                memo[key] = _map_transform(transforms[-1], derive(c, transforms[:-1]))
+        return memo[key]
+    return [derive(c, tuple(transforms)) for c, transforms in spaces]
 
 
 # -- parsing ------------------------------------------------------------------
@@ -298,6 +336,8 @@ class _ItemParser:
             self.i += 1
             inner = self.atom(depth + 1)
             self.expect(")")
+            if "iftrue" in inner.transforms:
+                self.fail("iftrue(...) must be the outermost transform of an atom")
             return inner._replace(transforms=inner.transforms + (name,))
         self.expect("[")
         m = _INT.match(self.text, self.i)
@@ -413,6 +453,8 @@ def _as_sentence_list(sentences):
     except TypeError:
         raise ValueError("sentences must be a list of sentences (lists of tokens), got %s"
                          % type(sentences).__name__) from None
+    if all(map(isinstance, sentences, itertools.repeat((list, tuple)))):
+        return sentences
     for i, sentence in enumerate(sentences):
         if not isinstance(sentence, (list, tuple)):
             raise ValueError("sentence %d must be a list of tokens, got %s"
@@ -449,13 +491,44 @@ def _column_values(sentences, columns, used):
                          % (i, j, len(tok), n_columns, ", ".join(columns), tok))
     out = {}
     for c in used:
-        values = [t[c] for t in tokens]
-        if not all(map(isinstance, values, itertools.repeat(str))):
-            i, j, tok = _locate_token(sentences, lambda t: not isinstance(t[c], str))
-            raise ValueError("sentence %d, token %d: column %r must be a string, got %r"
-                             % (i, j, columns[c], tok[c]))
-        out[c] = values
+        # the values' types are checked on the distinct values (_column_type_ids)
+        out[c] = list(map(operator.itemgetter(c), tokens))
     return lengths, out
+
+
+def _column_types(sentences, columns, used):
+    """(lengths, {column: (types, int64 type id per token)}, {column: [value -> id]})
+    of column-format sentences, validated (one C pass over the tokens; the
+    Python checks name the first bad token)."""
+    from .._core import _features
+    lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+    tokens = list(itertools.chain.from_iterable(sentences))
+    result = _features.column_type_ids(tokens, len(columns), list(used))
+    if result is not None:
+        dicts, ids = result
+        local = {c: (list(d), ids[j]) for j, (c, d) in enumerate(zip(used, dicts))}
+        return lengths, local, {c: [d] for c, d in zip(used, dicts)}
+    lengths, column_values = _column_values(sentences, columns, used)   # raises
+    type_index = {}
+    local = {c: _column_type_ids(sentences, columns, c, v, type_index.setdefault(c, []))
+             for c, v in column_values.items()}
+    return lengths, local, type_index
+
+
+def _column_type_ids(sentences, columns, c, values, index_out):
+    """:func:`_type_ids` of column ``c``'s values, refusing non-string values
+    (checked once per distinct value) with the sentence and token named."""
+    def bad_value():
+        i, j, tok = _locate_token(sentences, lambda t: not isinstance(t[c], str))
+        raise ValueError("sentence %d, token %d: column %r must be a string, got %r"
+                         % (i, j, columns[c], tok[c]))
+    try:
+        types, ids = _type_ids(values, index_out)
+    except TypeError:                                  # an unhashable value
+        bad_value()
+    if not all(map(isinstance, types, itertools.repeat(str))):
+        bad_value()
+    return types, ids
 
 
 def _type_ids(values, index_out=None):
@@ -561,6 +634,12 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     boundary : {"drop", "pad"}, default="drop"
         Out-of-sentence offsets: ``"drop"`` omits the feature (CRFsuite's
         behaviour); ``"pad"`` gives the atom the value ``__BOS__``/``__EOS__``.
+    n_jobs : int, default=1
+        Threads of the template pass (the integer key lookups, which run
+        without the GIL) over blocks of consecutive sentences.  In ``fit``
+        each block after the first builds a private table; the tables are
+        merged in block order, so the vocabulary, the feature ids and the
+        output are identical for every ``n_jobs`` (only the time differs).
 
     Attributes
     ----------
@@ -604,12 +683,13 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, template=CRFSUITE_CHUNKING, columns=("w", "pos"), *, min_count=1,
-                 n_hash=None, boundary="drop"):
+                 n_hash=None, boundary="drop", n_jobs=1):
         self.template = template
         self.columns = columns
         self.min_count = min_count
         self.n_hash = n_hash
         self.boundary = boundary
+        self.n_jobs = n_jobs
 
     # -- parameters ----------------------------------------------------------
     def _check_params(self):
@@ -626,6 +706,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                                  "with n_hash")
         if self.boundary not in ("drop", "pad"):
             raise ValueError("boundary must be 'drop' or 'pad', got %r" % (self.boundary,))
+        n_jobs = getattr(self, "n_jobs", 1)
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
+            raise ValueError("n_jobs must be an integer >= 1, got %r" % (n_jobs,))
         if self.template is None:
             return None
         columns = self.columns
@@ -778,11 +861,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
 
     # -- template mode -----------------------------------------------------------
     def _template_transform(self, compiled, sentences, fitting, grow=False):
-        lengths, column_values = _column_values(sentences, list(self.columns),
-                                                compiled.used_columns)
+        lengths, local, type_index = _column_types(sentences, list(self.columns),
+                                                   compiled.used_columns)
         n_tokens = int(lengths.sum())
-        type_index = {}
-        local = {c: _type_ids(v, type_index.setdefault(c, [])) for c, v in column_values.items()}
         values = np.empty((len(compiled.spaces), n_tokens), dtype=np.int64)
         cache = getattr(self, "_type_cache", None) if not (fitting or grow) else None
         if fitting:
@@ -792,22 +873,29 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             self._space_index_ready()
         self._type_cache = None
         space_ids = []
+        if cache is not None:
+            # types seen in fit: their ids from the cache; the transforms run on new
+            # ones only (one cache lookup per column, shared by its spaces)
+            known_rows, new_types = {}, {}
+            for c, (types, _) in local.items():
+                known_index = cache[0][c]
+                rows = np.fromiter(map(known_index.get, types, itertools.repeat(-1, len(types))),
+                                   dtype=np.int64, count=len(types))
+                new = np.flatnonzero(rows < 0)
+                known_rows[c] = (rows, rows >= 0, new)
+                new_types[c] = [types[i] for i in new.tolist()]
+            new_derived = _derive_all(compiled.spaces, new_types)
+        else:
+            all_derived = _derive_all(compiled.spaces, {c: v[0] for c, v in local.items()})
         for s, (c, transforms) in enumerate(compiled.spaces):
             types, type_ids = local[c]
             if cache is not None:
-                # types seen in fit: their ids from the cache; the transforms run on new ones
-                known_index, known_ids = cache[0][c], cache[1][s]
-                rows = np.fromiter(map(known_index.get, types, itertools.repeat(-1, len(types))),
-                                   dtype=np.int64, count=len(types))
+                rows, seen, new = known_rows[c]
+                known_ids = cache[1][s]
                 ids = np.empty(len(types), dtype=np.int64)
-                seen = rows >= 0
                 ids[seen] = known_ids[rows[seen]]
-                new = np.flatnonzero(~seen)
                 if len(new):
-                    f = _compose(transforms)
-                    derived = [types[i] for i in new]
-                    if f is not None:
-                        derived = list(map(f, derived))
+                    derived = new_derived[s]
                     if self.n_hash is not None:
                         ids[new] = np.fromiter(map(_stable_hash, derived), dtype=np.int64,
                                                count=len(derived))
@@ -816,10 +904,11 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                         ids[new] = np.fromiter(
                             map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
                             dtype=np.int64, count=len(derived))
+                if len(new) and transforms[-1:] == ("iftrue",):
+                    ids[new[np.array([v != "True" for v in derived], dtype=bool)]] = _ABSENT
                 values[s] = ids[type_ids]
                 continue
-            f = _compose(transforms)
-            derived = types if f is None else list(map(f, types))
+            derived = all_derived[s]
             if self.n_hash is not None:
                 ids = np.fromiter(map(_stable_hash, derived), dtype=np.int64, count=len(derived))
             elif fitting:
@@ -832,6 +921,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                 get = self._space_index[s].get
                 ids = np.fromiter(map(get, derived, itertools.repeat(_UNKNOWN, len(derived))),
                                   dtype=np.int64, count=len(derived))
+            if transforms[-1:] == ("iftrue",):
+                ids = ids.copy()
+                ids[np.array([v != "True" for v in derived], dtype=bool)] = _ABSENT
             values[s] = ids[type_ids]
             space_ids.append(ids)
         if fitting:
@@ -860,7 +952,8 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             values=values, sentence_ptr=sentence_ptr, kind=compiled.kind,
             atom_ptr=compiled.atom_ptr, atom_space=compiled.atom_space,
             atom_offset=compiled.atom_offset, pad=self.boundary == "pad", table=table,
-            insert=fitting or grow, n_hash=0 if self.n_hash is None else int(self.n_hash))
+            insert=fitting or grow, n_hash=0 if self.n_hash is None else int(self.n_hash),
+            n_jobs=int(getattr(self, "n_jobs", 1)))
         if grow:
             keys = table.keys_array()
             counts = np.bincount(indices, minlength=len(keys)).astype(np.int64)
@@ -1019,6 +1112,7 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        self.__dict__.setdefault("n_jobs", 1)         # files written before n_jobs
         self._compiled_cache = None
         self._table = None
         self._space_index = None

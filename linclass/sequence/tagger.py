@@ -21,6 +21,7 @@ methods for structured and interdependent output variables.  JMLR 6.
 import collections
 import itertools
 import numbers
+import operator
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,6 +43,8 @@ def _check_sentences(X, name="X"):
     if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
         raise ValueError("%s must be a list of sentences (each a list of tokens), got %s"
                          % (name, type(X).__name__))
+    if all(map(type.__instancecheck__, itertools.repeat(list), X)):
+        return X                                       # the common case, at C speed
     for i, sent in enumerate(X):
         if isinstance(sent, (str, bytes, dict)) or not hasattr(sent, "__len__"):
             hint = ""
@@ -129,12 +132,15 @@ def _token_accuracy(pred, Y, name):
     _check_sentences(Y, name)
     if len(Y) != len(pred):
         raise ValueError("X has %d sentences but %s has %d" % (len(pred), name, len(Y)))
-    n = correct = 0
-    for i, (p, y) in enumerate(zip(pred, Y)):
-        if len(p) != len(y):
-            raise ValueError("sentence %d has %d tokens but %d labels" % (i, len(p), len(y)))
-        n += len(y)
-        correct += sum(a == b for a, b in zip(p, y))
+    n_pred = np.fromiter(map(len, pred), dtype=np.int64, count=len(pred))
+    n_gold = np.fromiter(map(len, Y), dtype=np.int64, count=len(Y))
+    bad = np.flatnonzero(n_pred != n_gold)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError("sentence %d has %d tokens but %d labels" % (i, n_pred[i], n_gold[i]))
+    n = int(n_gold.sum())
+    correct = sum(map(operator.eq, itertools.chain.from_iterable(pred),
+                      itertools.chain.from_iterable(Y)))
     return correct / n if n else 1.0
 
 
@@ -207,7 +213,11 @@ class SequenceTagger(BaseEstimator):
         different, equally valid perceptron run: the accuracy is close, the
         weights differ) but not on thread timing: for a fixed
         ``random_state`` it is deterministic.  ``n_jobs=1`` is the plain
-        sequential perceptron.
+        sequential perceptron.  The template features are extracted in
+        ``n_jobs`` threads too (sentence blocks whose key tables are merged
+        in order: the features are identical for every ``n_jobs``; a
+        :class:`~linclass.features.FeatureTemplate` passed as ``features``
+        keeps its own ``n_jobs``).
     verbose : int, default=0
         Print per-epoch statistics.
 
@@ -271,7 +281,7 @@ class SequenceTagger(BaseEstimator):
                     ("w",) if n_cols == 1 else tuple("c%d" % i for i in range(n_cols))
         template = _resolve_template(self.features, columns)
         return FeatureTemplate(template=template, columns=columns, min_count=self.min_count,
-                               n_hash=self.n_hash)
+                               n_hash=self.n_hash, n_jobs=int(self.n_jobs))
 
     @staticmethod
     def _as_token_rows(X):
@@ -281,18 +291,19 @@ class SequenceTagger(BaseEstimator):
             return [[(tok,) for tok in sent] for sent in X]
         return X
 
-    def _featurize(self, X, fit, grow=False):
+    def _featurize(self, X, fit, grow=False, featurizer=None):
         _check_sentences(X)
-        columns = getattr(self.features_, "columns", None)
-        if self.features_.template is not None and columns is not None:
+        features = self.features_ if featurizer is None else featurizer
+        columns = getattr(features, "columns", None)
+        if features.template is not None and columns is not None:
             _check_not_one_sentence(X, len(columns))
         X = self._as_token_rows(X)
         if fit:
-            Xf, lengths = self.features_.fit_transform(X)
+            Xf, lengths = features.fit_transform(X)
         elif grow:
-            Xf, lengths = self.features_.partial_fit_transform(X)
+            Xf, lengths = features.partial_fit_transform(X)
         else:
-            Xf, lengths = self.features_.transform(X)
+            Xf, lengths = features.transform(X)
         Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -306,9 +317,23 @@ class SequenceTagger(BaseEstimator):
         """Train on sentences ``X`` (lists of tokens) with label sequences ``Y``."""
         self._check_params()
         _check_sentences(X)
-        self.classes_, gold = _encode_label_sequences(Y, X)
-        self.features_ = self._make_featurizer(X)
-        Xf, offsets = self._featurize(X, fit=True)
+        if int(self.n_jobs) > 1:
+            # the labels are encoded in a second thread while the template pass runs
+            # its blocks without the GIL (the same result; a label error still wins)
+            with ThreadPoolExecutor(1) as pool:
+                labels = pool.submit(_encode_label_sequences, Y, X)
+                try:
+                    features = self._make_featurizer(X)
+                    Xf, offsets = self._featurize(X, fit=True, featurizer=features)
+                except Exception:
+                    labels.result()
+                    raise
+                self.classes_, gold = labels.result()
+            self.features_ = features
+        else:
+            self.classes_, gold = _encode_label_sequences(Y, X)
+            self.features_ = self._make_featurizer(X)
+            Xf, offsets = self._featurize(X, fit=True)
         self.n_features_ = Xf.shape[1]
         K = len(self.classes_)
         self._init_weights(self.n_features_, K)
@@ -381,11 +406,22 @@ class SequenceTagger(BaseEstimator):
     def _publish_weights(self):
         state = self._train_state
         out = []
+        n_threads = max(1, min(int(self.n_jobs), state["weights"][0].size // 65536))
         for w, u in zip(state["weights"], state["sums"]):
             if self.average:
                 avg = np.empty_like(w)
-                _sequence.averaged_weights(w.reshape(-1), u.reshape(-1), state["counter"],
-                                           avg.reshape(-1))
+                flat = (w.reshape(-1), u.reshape(-1), avg.reshape(-1))
+                bounds = np.linspace(0, w.size, n_threads + 1).astype(np.int64)
+
+                def part(j, flat=flat, bounds=bounds):
+                    a, b = bounds[j], bounds[j + 1]
+                    _sequence.averaged_weights(flat[0][a:b], flat[1][a:b], state["counter"],
+                                               flat[2][a:b])
+                if n_threads > 1 and w.size >= 65536:
+                    with ThreadPoolExecutor(n_threads) as pool:
+                        list(pool.map(part, range(n_threads)))
+                else:
+                    part(0, bounds=np.array([0, w.size]))
                 out.append(avg)
             else:
                 out.append(w.copy())
@@ -428,7 +464,7 @@ class SequenceTagger(BaseEstimator):
             if n_sent_err == 0:
                 converged = True
                 break
-        self._mix_buffers = None
+        self._fold_mix_sums()
         self.n_iter_ = len(self.history_)
         self._publish_weights()
         return converged
@@ -438,65 +474,89 @@ class SequenceTagger(BaseEstimator):
 
         The shuffled visit order is cut into ``n_shards`` contiguous shards;
         each thread runs the perceptron epoch on its shard from the current
-        weights (the kernel releases the GIL), then the weights are replaced
-        by the uniform mean of the shards' weights.  Averaging stays exact
-        for the mixed trajectory: every shard starts its counter at the
-        epoch's counter, the mixed averaging sums gain the mean of the
-        shards' sums, and the counter advances by the longest shard.  The
-        result depends on ``n_jobs`` (the shards) and on the seed, never on
-        thread timing: shards are mixed in a fixed order.
+        weights (the kernel releases the GIL), then the weights become the
+        uniform mean of the shards' weights.  Shard 0 trains on the model's
+        own arrays, shards 1.. on private weights (equal to the mixed ones
+        between epochs: only the rows some shard updated are mixed and copied
+        back).  Averaging stays exact for the mixed trajectory: every shard
+        starts its counter at the epoch's counter and adds ``counter / n *
+        update`` to its own averaging sums (shard 0 to the model's, the others
+        to private sums that :meth:`_fold_mix_sums` adds to the model's after
+        the last epoch), so the model's sums gain the mean of the shards'
+        sums; the counter advances by the longest shard.  The result depends
+        on ``n_jobs`` (the shards) and on the seed, never on thread timing:
+        every array entry is written by one thread, sums in a fixed order.
         """
         state = self._train_state
         weights, sums = state["weights"], state["sums"]
         c0 = state["counter"]
         bounds = np.linspace(0, len(order), n_shards + 1).astype(np.int64)
         buffers = self._mix_buffers
-        if buffers is None or len(buffers) != n_shards or \
+        if buffers is None or len(buffers) != n_shards - 1 or \
                 buffers[0][0][0].shape != weights[0].shape:
+            self._fold_mix_sums()
             # private weights (kept equal to the mixed ones between epochs), zero sums
             # (np.zeros: calloc, so only the pages of rows a shard touches are faulted in)
+            fresh = state["counter"] == 1.0          # no update yet: all weights are 0
             buffers = self._mix_buffers = [
-                ([w.copy() for w in weights], [np.zeros(u.shape, u.dtype) for u in sums],
-                 np.zeros(weights[0].shape[0], np.uint8)) for _ in range(n_shards)]
-        for w, u, _ in buffers:                  # the small arrays: copy / clear whole
-            for a in range(1, len(weights)):
-                w[a][...] = weights[a]
-                u[a][...] = 0.0
+                ([np.zeros(w.shape, w.dtype) if fresh and a == 0 else w.copy()
+                  for a, w in enumerate(weights)],
+                 [np.zeros(u.shape, u.dtype) for u in sums],
+                 np.zeros(weights[0].shape[0], np.uint8))      # rows its sums hold
+                for _ in range(n_shards - 1)]
+        touched = [np.zeros(weights[0].shape[0], np.uint8) for _ in range(n_shards)]
+        shards = [(weights, sums)] + [(w, u) for w, u, _ in buffers]
+        scale = 1.0 / n_shards
 
         def run(j):
-            w, u, touched = buffers[j]
+            w, u = shards[j]
             return _sequence.perceptron_epoch(
                 w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
                 np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]),
-                order=self.order, counter=c0, touched=touched, binary=binary)
+                order=self.order, counter=c0, touched=touched[j], binary=binary,
+                sum_scale=scale)
 
-        shard_w = [w[0] for w, _, _ in buffers]
-        shard_u = [u[0] for _, u, _ in buffers]
+        private_w = [w[0] for w, _, _ in buffers]
 
         def mix(part):
-            _sequence.mix_emission_rows(part, shard_w, shard_u, weights[0], sums[0])
+            _sequence.mix_weight_rows(part, private_w, weights[0])
 
         with ThreadPoolExecutor(n_shards) as pool:
             results = list(pool.map(run, range(n_shards)))
-            touched = buffers[0][2]
-            for _, _, t in buffers[1:]:
-                touched |= t
-            rows = np.flatnonzero(touched).astype(np.int64)
+            for (_, _, ever), t in zip(buffers, touched[1:]):
+                ever |= t
+                touched[0] |= t
+            rows = np.flatnonzero(touched[0]).astype(np.int64)
             # emission rows no shard updated are equal in every shard: mix the others
-            # only, in one fused pass (weights, sums and the shards' private copies),
-            # the rows split over the threads (each entry is mixed by one thread alone)
+            # only, the rows split over the threads (each entry is mixed by one thread)
             list(pool.map(mix, np.array_split(rows, n_shards)))
-        for _, _, t in buffers:
-            t[...] = 0
-        for a in range(1, len(weights)):
+        for a in range(1, len(weights)):          # the small arrays: whole
             mean_w = np.zeros(weights[a].shape, np.float64)
-            for w, u, _ in buffers:
+            for w, _ in shards:
                 mean_w += w[a]
-                sums[a] += u[a] / n_shards
             weights[a][...] = (mean_w / n_shards).astype(np.float32)
+            for w, _, _ in buffers:
+                w[a][...] = weights[a]
         counter = max(r[0] for r in results)
         return counter, sum(r[1] for r in results), sum(r[2] for r in results)
+
+    def _fold_mix_sums(self):
+        """Add the private averaging sums of parameter mixing to the model's
+        (shard order) and drop the private arrays."""
+        buffers = getattr(self, "_mix_buffers", None)
+        self._mix_buffers = None
+        if not buffers:
+            return
+        sums = self._train_state["sums"]
+        n_threads = len(buffers) + 1
+        with ThreadPoolExecutor(n_threads) as pool:
+            for _, u, ever in buffers:                # the rows this shard updated
+                rows = np.flatnonzero(ever).astype(np.int64)
+                list(pool.map(lambda part: _sequence.add_rows(part, u[0], sums[0]),
+                              np.array_split(rows, n_threads)))
+                for a in range(1, len(sums)):
+                    sums[a] += u[a]
 
     def _fit_ssvm(self, Xf, offsets, gold):
         from ..structured import StructuredSVM

@@ -265,34 +265,45 @@ def test_simd_level_rejects_unknown_levels():
 
 
 @pytest.mark.parametrize("n_shards", [1, 2, 3])
-def test_mix_emission_rows_equals_the_numpy_mixing_bit_for_bit(n_shards):
-    # the fused kernel of iterative parameter mixing against the numpy expression
-    # it replaced (same operations, same order)
+def test_mix_weight_rows_equals_the_numpy_mixing_bit_for_bit(n_shards):
+    # the fused kernel of iterative parameter mixing against the numpy expression:
+    # W (shard 0) and the private copies become float32 of their float64 mean,
+    # summed in shard order; rows not listed stay as they are
     from linclass._core import _sequence as core
     rng = np.random.default_rng(n_shards)
     F, K = 40, 7
     W = rng.normal(size=(F, K)).astype(np.float32)
-    U = rng.normal(size=(F, K))
-    shards_w = [rng.normal(size=(F, K)).astype(np.float32) for _ in range(n_shards)]
-    shards_u = [rng.normal(size=(F, K)) for _ in range(n_shards)]
+    private = [rng.normal(size=(F, K)).astype(np.float32) for _ in range(n_shards - 1)]
     rows = np.sort(rng.choice(F, size=17, replace=False)).astype(np.int64)
-    W_ref, U_ref = W.copy(), U.copy()
-    w_ref = [w.copy() for w in shards_w]
-    u_ref = [u.copy() for u in shards_u]
+    W_ref = W.copy()
+    p_ref = [w.copy() for w in private]
     mean_w = np.zeros((len(rows), K), np.float64)
-    for w, u in zip(w_ref, u_ref):
+    for w in [W_ref] + p_ref:
         mean_w += w[rows]
-        U_ref[rows] += u[rows] / n_shards
     W_ref[rows] = (mean_w / n_shards).astype(np.float32)
-    for w, u in zip(w_ref, u_ref):
+    for w in p_ref:
         w[rows] = W_ref[rows]
-        u[rows] = 0.0
-    core.mix_emission_rows(rows, shards_w, shards_u, W, U)
-    assert W.tobytes() == W_ref.tobytes() and U.tobytes() == U_ref.tobytes()
-    for a, b in zip(shards_w + shards_u, w_ref + u_ref):
+    core.mix_weight_rows(rows, private, W)
+    assert W.tobytes() == W_ref.tobytes()
+    for a, b in zip(private, p_ref):
         assert a.tobytes() == b.tobytes()
     with pytest.raises(ValueError, match="out of range"):
-        core.mix_emission_rows(np.array([F], dtype=np.int64), shards_w, shards_u, W, U)
+        core.mix_weight_rows(np.array([F], dtype=np.int64), private, W)
+    if n_shards > 1:
+        with pytest.raises(ValueError, match="shape"):
+            core.mix_weight_rows(rows, [np.zeros((F, K + 1), np.float32)] * (n_shards - 1), W)
+
+
+def test_add_rows_folds_the_listed_rows():
+    from linclass._core import _sequence as core
+    rng = np.random.default_rng(0)
+    src, dst = rng.normal(size=(30, 5)), rng.normal(size=(30, 5))
+    rows = np.array([0, 7, 29], dtype=np.int64)
+    ref = dst.copy()
+    ref[rows] += src[rows]
+    core.add_rows(rows, src, dst)
+    assert dst.tobytes() == ref.tobytes()
+    with pytest.raises(ValueError, match="out of range"):
+        core.add_rows(np.array([30], dtype=np.int64), src, dst)
     with pytest.raises(ValueError, match="shape"):
-        core.mix_emission_rows(rows, [np.zeros((F, K + 1), np.float32)] * n_shards,
-                               shards_u, W, U)
+        core.add_rows(rows, src[:, :4].copy(), dst)

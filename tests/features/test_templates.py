@@ -139,7 +139,10 @@ def reference_features(sentences, template, columns, boundary="drop"):
                     token = sentence[p]
                     v = token if isinstance(token, str) else token[columns.index(atom.column)]
                     for tr in atom.transforms:
-                        v = _ref_transform(tr, v)
+                        v = v if tr == "iftrue" else _ref_transform(tr, v)
+                    if "iftrue" in atom.transforms and v != "True":
+                        values = None              # a false boolean feature is absent
+                        break
                     values.append(v)
                 if values is not None:
                     feats.append("%s=%s" % (item.name, "|".join(values)))
@@ -210,6 +213,38 @@ def test_transforms_match_reference():
             "hasdigit(w[0])=True", "hasdigit(w[0])=False", "hashyphen(w[0])=True",
             "prefix2(w[0])=Mr", "suffix9(w[0])=ell-known", "suffix9(w[0])=x",
             "upper(w[0])=MR.3"} <= names
+
+
+
+def test_transforms_on_unicode_match_the_definitions():
+    """The C-speed transforms (slices, groupby short shape, hasdigit via isalpha)
+    equal their definitions on non-ASCII text; the transform of unseen words (the
+    type cache path) equals a fresh fit's values."""
+    import re
+    from linclass.features import templates as tm
+    words = ["x²", "٣٤", "ǅemal", "Ⅻ", "aaa--bb", "", "ÉTÉ99", "½", "日本語", "A1b2", "ß", "--"]
+    for w in words:
+        assert tm._TRANSFORMS["hasdigit"](w) == str(any(c.isdigit() for c in w))
+        assert tm._TRANSFORMS["shortshape"](w) == re.sub(r"(.)\1+", r"\1",
+                                                          tm._TRANSFORMS["shape"](w),
+                                                          flags=re.DOTALL)
+        for n in (1, 2, 4):
+            assert tm._transform_function("prefix%d" % n)(w) == w[:n]
+            assert tm._transform_function("suffix%d" % n)(w) == w[-n:]
+        for name in ("isdigit", "isalpha", "istitle", "isupper", "islower"):
+            assert tm._map_transform(name, [w]) == [str(getattr(w, name)())]
+    ft = FeatureTemplate(POS_TEMPLATE, columns=("w",)).fit([["the", "cat"]])
+    X, _ = ft.transform([words])
+    ref = FeatureTemplate(POS_TEMPLATE, columns=("w",)).fit([["the", "cat"] + words])
+    names = ft.get_feature_names_out()
+    assert row_names(X, names) == [
+        {f for f in r if f in set(names)}
+        for r in row_names(*_fit_rows(ref, words))]
+
+
+def _fit_rows(ft, words):
+    X, _ = ft.transform([words])
+    return X, ft.get_feature_names_out()
 
 
 # -- equality with the reference ------------------------------------------------
@@ -453,6 +488,12 @@ def test_bad_input_errors():
         FeatureTemplate(template=None).fit([[{"x": float("nan")}]])
     with pytest.raises(ValueError, match=r"sentence 0, token 1 must be a dict"):
         FeatureTemplate(template=None).fit([[{"x": 1}, 5]])
+    with pytest.raises(ValueError, match=r"sentence 0, token 0: column 'w' must be a string"):
+        ft.fit([[(["a"], "DT")]])                      # unhashable value
+    with pytest.raises(ValueError, match="n_jobs"):
+        FeatureTemplate(n_jobs=0).fit([[("a", "DT")]])
+    with pytest.raises(ValueError, match="n_jobs"):
+        FeatureTemplate(n_jobs=1.5).fit([[("a", "DT")]])
     # the same transformer still works after errors
     X, _ = ft.fit_transform([[("a", "DT")]])
     assert X.shape[0] == 1
@@ -515,3 +556,84 @@ def test_partial_fit_transform_grows_like_one_fit(template):
     assert (Xb != X_all[rows:]).nnz == 0 and list(lengths) == [len(s) for s in b]
     Xt, _ = grown.transform(b)                     # transform now knows the grown vocabulary
     assert (Xt != Xb).nnz == 0
+
+
+def _same_csr(a, b):
+    return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr)
+            and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data))
+
+
+@pytest.mark.parametrize("params", [{}, {"min_count": 2}, {"n_hash": 4099},
+                                    {"boundary": "pad"}])
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_threaded_template_pass_equals_one_thread(conll2000, params, n_jobs):
+    """Sentence blocks in threads, private key tables merged in block order: the
+    vocabulary, the ids and the matrices of fit, transform and partial_fit are
+    those of n_jobs=1, bit for bit (hashing collisions summed the same way)."""
+    train, test = conll2000[:3000], conll2000[3000:4000]
+    one = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), **params)
+    many = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_jobs=n_jobs, **params)
+    X1, l1 = one.fit_transform(train)
+    Xn, ln = many.fit_transform(train)
+    assert _same_csr(X1, Xn) and np.array_equal(l1, ln)
+    if "n_hash" not in params:
+        np.testing.assert_array_equal(one.feature_keys_, many.feature_keys_)
+        np.testing.assert_array_equal(one.feature_counts_, many.feature_counts_)
+    assert _same_csr(one.transform(test)[0], many.transform(test)[0])
+    # growing the vocabulary: block 0 inserts into the fitted table, the others merge
+    assert _same_csr(one.partial_fit_transform(test)[0], many.partial_fit_transform(test)[0])
+    if "n_hash" not in params:
+        np.testing.assert_array_equal(one.feature_keys_, many.feature_keys_)
+
+
+def test_threaded_template_pass_on_small_and_empty_inputs():
+    sentences = _random_sentences(50, seed=5) * 100 + [[]] * 7       # > 2048 tokens
+    ref = reference_features(sentences, NER_TEMPLATE, ["w", "pos"])
+    ft = FeatureTemplate(NER_TEMPLATE, ("w", "pos"), n_jobs=4)
+    X, lengths = ft.fit_transform(sentences)
+    names = ft.get_feature_names_out()
+    assert list(names) == first_occurrence(ref)
+    assert row_names(X, names) == [set(f) for f in ref]
+    X, lengths = ft.transform([[], []])
+    assert X.shape == (0, ft.n_features_) and list(lengths) == [0, 0]
+
+
+def test_iftrue_features_are_the_tutorial_dicts_of_python_crfsuite():
+    """CONLL2002_NER gives, token by token, the attributes python-crfsuite makes of
+    the sklearn-crfsuite tutorial's feature dicts (False booleans absent)."""
+    sentences = _random_sentences(40, seed=21) + [[("Madrid", "NC"), ("EU", "NP"),
+                                                   ("1998", "Z"), ("de", "SP")]]
+
+    def tutorial(sent):                 # sklearn-crfsuite's CoNLL-2002 word2features
+        out = []
+        for i, (word, postag) in enumerate(sent):
+            f = {"bias": 1.0, "word.lower()": word.lower(), "word[-3:]": word[-3:],
+                 "word[-2:]": word[-2:], "word.isupper()": word.isupper(),
+                 "word.istitle()": word.istitle(), "word.isdigit()": word.isdigit(),
+                 "postag": postag, "postag[:2]": postag[:2]}
+            for o, name in ((-1, "-1:"), (1, "+1:")):
+                if 0 <= i + o < len(sent):
+                    w1, p1 = sent[i + o]
+                    f.update({name + "word.lower()": w1.lower(),
+                              name + "word.istitle()": w1.istitle(),
+                              name + "word.isupper()": w1.isupper(), name + "postag": p1,
+                              name + "postag[:2]": p1[:2]})
+            f["BOS" if i == 0 else "x"] = i == 0
+            f["EOS" if i == len(sent) - 1 else "y"] = i == len(sent) - 1
+            out.append(f)
+        return out
+    attr = FeatureTemplate(template=None).fit([tutorial(s) for s in sentences])
+    Xa, _ = attr.transform([tutorial(s) for s in sentences])
+    ft = FeatureTemplate(CONLL2002_NER, ("w", "pos"))
+    X, _ = ft.fit_transform(sentences)
+    assert np.array_equal(X.getnnz(axis=1), Xa.getnnz(axis=1))
+    assert X.nnz == Xa.nnz and X.shape[1] == Xa.shape[1]
+    names = ft.get_feature_names_out()
+    assert "iftrue(istitle(w[0]))=True" in set(names)
+    assert not any(n.endswith("=False") for n in names)
+    # unseen words in transform (the type cache path) follow the same rule
+    X2, _ = ft.transform([[("Lyon", "NC"), ("lyon", "NC")]])
+    rows = row_names(X2, names)
+    assert "iftrue(istitle(w[0]))=True" in rows[0] and "iftrue(istitle(w[0]))=True" not in rows[1]
+    with pytest.raises(ValueError, match="outermost"):
+        FeatureTemplate("upper(iftrue(istitle(w[0])))", ("w",)).fit([["a"]])

@@ -247,7 +247,10 @@ def test_partial_fit_epochs_equal_one_fit(ud):
 
 # -- threads: training by parameter mixing, decoding -------------------------------------
 def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
-    """The perceptron by hand on the kernel: sequential (1 shard) or dense parameter mixing."""
+    """The perceptron by hand on the kernel: sequential (1 shard) or dense parameter
+    mixing (shard 0 on the model's arrays, shards 1.. on private weights reset to the
+    mixed ones each epoch and private sums added to the model's after the last epoch;
+    every shard's sums scaled by 1/n_shards)."""
     from linclass._core import _sequence
     from linclass.sequence.tagger import _encode_label_sequences
     ref = SequenceTagger(features=tagger.features, max_iter=1)
@@ -258,29 +261,29 @@ def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
     W = [np.zeros((Xf.shape[1], K), np.float32), np.zeros((K, K), np.float32),
          np.zeros(0, np.float32), np.zeros(K, np.float32), np.zeros(K, np.float32)]
     U = [np.zeros(w.shape) for w in W]
+    private_U = [[np.zeros(w.shape) for w in W] for _ in range(n_shards - 1)]
     rng, order, counter = np.random.default_rng(seed), np.arange(len(X), dtype=np.int32), 1.0
     for _ in range(epochs):
         rng.shuffle(order)
         bounds = np.linspace(0, len(order), n_shards + 1).astype(int)
-        if n_shards == 1:
-            shards = [(W, U)]
-        else:
-            shards = [([w.copy() for w in W], [np.zeros_like(u) for u in U])
-                      for _ in range(n_shards)]
+        shards = [(W, U)] + [([w.copy() for w in W], u) for u in private_U]
         counters = []
         for j, (w, u) in enumerate(shards):
             counters.append(_sequence.perceptron_epoch(
                 w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
-                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), counter=counter)[0])
+                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), counter=counter,
+                sum_scale=1.0 / n_shards)[0])
         if n_shards > 1:
             for a in range(5):
                 mean = np.zeros(W[a].shape)
-                for w, u in shards:
+                for w, _ in shards:
                     mean += w[a]
-                    U[a] += u[a] / n_shards
                 W[a][...] = (mean / n_shards).astype(np.float32)
         counter = max(counters)
+    for u in private_U:
+        for a in range(5):
+            U[a] += u[a]
     avg = np.empty_like(W[0])
     _sequence.averaged_weights(W[0].reshape(-1), U[0].reshape(-1), counter, avg.reshape(-1))
     return avg
