@@ -11,7 +11,15 @@ hinge, logistic, exponential, squared, perceptron, modified Huber) and
 ``c_i`` the sample weight times the class weight of ``y_i``.  One Cython
 epoch loop (``linclass._core._sgd``) walks dense or CSR rows with a scaled
 weight vector (O(1) L2 shrinkage), lazy averaging (ASGD) and the cumulative
-L1 penalty; the binary problems of one-vs-rest run on a thread pool.
+L1 penalty.  With more than two classes the K one-vs-rest problems walk the
+rows together (``_sgd.sgd_epoch_ovr``): each epoch is one pass over the rows,
+each row is read once and updates the K weight vectors, stored feature-major
+(n_features, K) so that the K margins and updates are K-wide loops.  The
+problems therefore share one shuffle per epoch (scikit-learn shuffles each
+problem with its own seed); problem k's result is exactly the binary fit of
+"class k against the rest" with the same ``random_state``.  ``n_jobs``
+threads each take a contiguous block of the classes; the result does not
+depend on ``n_jobs``.
 
 References
 ----------
@@ -251,7 +259,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         ``n_samples`` for the loss) for ``n_iter_no_change`` epochs.  None:
         run ``max_iter`` epochs.
     shuffle : bool, default=True
-        Shuffle the rows before each epoch.
+        Shuffle the rows before each epoch (one shuffle shared by the
+        one-vs-rest problems).
     learning_rate : {"optimal", "constant", "invscaling"}, default="optimal"
         ``eta_t = 1 / (alpha (t0 + t - 1))`` with Bottou's ``t0`` (first
         step ``typw / max(1, |L'(-typw)|)``, ``typw = alpha^(-1/4)``),
@@ -279,7 +288,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         ``fit`` continues from the previous weights.
     random_state : None, int or numpy Generator/RandomState
     n_jobs : None or int
-        Threads for the one-vs-rest problems (-1: all CPUs).
+        Threads for the one-vs-rest problems, each on a block of the classes
+        (-1: all CPUs); the fit is the same for every ``n_jobs``.
     verbose : int, default=0
 
     Attributes
