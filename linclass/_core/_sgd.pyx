@@ -45,6 +45,8 @@ from linclass._core._rows cimport Rows, rows_get, row_dot
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
 from linclass._core._random cimport Rng, rng_seed, rng_next, rng_shuffle32
+from linclass._core._prefetch cimport PREFETCH_AHEAD
+from linclass._core._prefetch cimport prefetch_row as prefetch_wrow
 
 cdef extern from *:
     """
@@ -388,7 +390,7 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                        double* sum_loss, int* status, double* buf) noexcept nogil:
     """One pass over the rows for the K problems; returns 1 when one diverged.
 
-    `state` is (K, N_STATE) row-major; `buf` has room for 12 K doubles."""
+    `state` is (K, N_STATE) row-major; `buf` has room for 13 K doubles."""
     cdef Py_ssize_t r, i, j, m, k, nnz, d = X.n_cols
     cdef const double* values
     cdef const int* ind
@@ -408,7 +410,9 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
     cdef double* row
     cdef double* urow
     cdef double* qrow
-    cdef bint any_step, any_avg, l1 = P.l1 > 0.0, failed = False
+    cdef Py_ssize_t n_step, n_avg_step, s_k
+    cdef int* stepped = <int*>(buf + 12 * K)              # (K,) problems with a step
+    cdef bint l1 = P.l1 > 0.0, failed = False
     for k in range(K):
         scale[k] = 1.0
         t[k] = state[k * N_STATE + S_T]
@@ -426,13 +430,18 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
         for k in range(K):
             acc[k] = 0.0
         for m in range(nnz):                                  # acc = V^T x_i
-            j = m if ind == NULL else ind[m]
+            if ind == NULL:
+                j = m
+            else:
+                j = ind[m]
+                if m + PREFETCH_AHEAD < nnz:                  # V's rows are met at random
+                    prefetch_wrow(V + ind[m + PREFETCH_AHEAD] * K, K)
             x = values[m]
             row = V + j * K
             for k in range(K):
                 acc[k] += x * row[k]
-        any_step = False
-        any_avg = False
+        n_step = 0
+        n_avg_step = 0
         for k in range(K):
             step[k] = 0.0
             cavg[k] = 0.0
@@ -473,22 +482,42 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                         fold_column(V, K, k, scale, avg_a, d)
             if update != 0.0:
                 step[k] = update / scale[k]
-                any_step = True
+                stepped[n_step] = <int>k
+                n_step += 1
                 if avg_a[k] != 0.0:
                     cavg[k] = avg_a[k] * step[k]
-                    any_avg = True
+                    n_avg_step += 1
                 if P.fit_intercept:
                     b[k] += update * P.intercept_decay
         if failed:
             break
-        if any_step:
+        if 4 * n_step <= K:
+            # few problems step (the hinge losses once most margins exceed 1):
+            # touch only their entries
+            for m in range(nnz):                              # V[:, k] += step_k x_i
+                j = m if ind == NULL else ind[m]
+                x = values[m]
+                row = V + j * K
+                for s_k in range(n_step):
+                    k = stepped[s_k]
+                    row[k] += step[k] * x
+            if n_avg_step > 0:
+                for m in range(nnz):                          # U[:, k] -= A_k step_k x_i
+                    j = m if ind == NULL else ind[m]
+                    x = values[m]
+                    urow = U + j * K
+                    for s_k in range(n_step):
+                        k = stepped[s_k]
+                        urow[k] -= cavg[k] * x
+        else:
+            # K-wide (a problem without a step adds 0)
             for m in range(nnz):                              # V += x_i step^T
                 j = m if ind == NULL else ind[m]
                 x = values[m]
                 row = V + j * K
                 for k in range(K):
                     row[k] += step[k] * x
-            if any_avg:
+            if n_avg_step > 0:
                 for m in range(nnz):                          # U -= x_i (A step)^T
                     j = m if ind == NULL else ind[m]
                     x = values[m]
@@ -530,13 +559,16 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                 avg_b[k] += b[k]
                 n_avg[k] += 1.0
             t[k] += 1.0
+    for k in range(K):
+        acc[k] = 0.0
     for j in range(d):                                        # fold every scale into V
         row = V + j * K
         for k in range(K):
             row[k] *= scale[k]
+            acc[k] += row[k] * 0.0                            # NaN once a weight is not finite
     for k in range(K):
         avg_a[k] /= scale[k]
-        if not isfinite(b[k]) or not isfinite(avg_a[k]):
+        if not isfinite(b[k]) or not isfinite(avg_a[k]) or acc[k] != 0.0:
             status[k] = 1
             failed = True
         state[k * N_STATE + S_T] = t[k]
@@ -566,7 +598,8 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
     `sgd_epoch`), ``active`` (K,) which problems take steps.  ``codes`` must
     be int32 in ``[0, n_classes)`` (the caller checks).  Returns
     ``(status (K,) int32, sum_loss (K,))``: status 1 where a problem diverged
-    (the epoch stops at the first divergence).
+    (a non-finite score, intercept or weight; the epoch stops at the first
+    non-finite score).
     """
     cdef Py_ssize_t K = V.shape[1]
     if codes.shape[0] != n_samples or weight.shape[0] != n_samples \
@@ -602,7 +635,7 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
     sum_loss = np.zeros(K)
     cdef int[::1] status_v = status
     cdef double[::1] loss_v = sum_loss
-    cdef double* buf = <double*>malloc(12 * K * sizeof(double))
+    cdef double* buf = <double*>malloc(13 * K * sizeof(double))
     if buf == NULL:
         raise MemoryError()
     rng_seed(&rng, seed)

@@ -210,6 +210,17 @@ class _OvRBlock:
                     self.scalars[k, 4] / n_avg)
         return self.V[:, k].copy(), self.scalars[k, 1]
 
+    def coefs(self, averaging):
+        """(weights (K, n_features), intercepts (K,)) of all the block's problems."""
+        n_avg = self.scalars[:, 3]
+        W, b = self.V, self.scalars[:, 1].copy()
+        if averaging and np.any(n_avg > 0):
+            use = n_avg > 0
+            safe = np.where(use, n_avg, 1.0)
+            W = np.where(use, (self.avg_sum + self.V * self.scalars[:, 2]) / safe, W)
+            b = np.where(use, self.scalars[:, 4] / safe, b)
+        return np.ascontiguousarray(W.T), b
+
 
 def _regroup(blocks, groups):
     """The problems of ``blocks`` rearranged into blocks of the class codes ``groups``."""
@@ -495,9 +506,9 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     avg_sum=block.avg_sum, l1_q=block.l1_q, state=block.scalars)
                 for k in np.flatnonzero(active):
                     out[k][0] += 1
-                if status.any() or not np.isfinite(block.V).all():
+                if status.any():             # (the kernel also checks every weight)
                     for k in range(K):
-                        out[k][2] = bool(status[k]) or not np.isfinite(block.V[:, k]).all()
+                        out[k][2] = bool(status[k])
                     break
                 if stops is None:
                     continue
@@ -534,12 +545,13 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     def _publish(self):
         averaging = self._average_start() > 0
         if isinstance(self._states[0], _OvRBlock):
-            pairs = [b.coef(k, averaging) for b in self._states
-                     for k in range(len(b.positive))]
+            pairs = [b.coefs(averaging) for b in self._states]
             self.t_ = float(self._states[0].scalars[0, 0])
-        else:
-            pairs = [s.coef(averaging) for s in self._states]
-            self.t_ = float(self._states[0].scalars[0])
+            self.coef_ = np.ascontiguousarray(np.vstack([w for w, _ in pairs]))
+            self.intercept_ = np.concatenate([b for _, b in pairs]).astype(np.float64)
+            return
+        pairs = [s.coef(averaging) for s in self._states]
+        self.t_ = float(self._states[0].scalars[0])
         self.coef_ = np.ascontiguousarray(np.vstack([w for w, _ in pairs]))
         self.intercept_ = np.array([b for _, b in pairs], dtype=np.float64)
 
