@@ -30,6 +30,7 @@ from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy
 from linclass._core._rowsview cimport rows_from_views
 from linclass._core._weights cimport AveragedWeights, aw_add, aw_add_at
 from linclass._core._random cimport Rng, rng_seed, rng_shuffle
+from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row
 
 
 cdef struct MistakeLog:
@@ -175,7 +176,12 @@ cdef Py_ssize_t sequential_epoch_fused(const Rows* X, const int* y, const double
         for m in range(K):
             score[m] = 0.0
         for e in range(nnz):                                      # score = WT^T x
-            j = e if indices == NULL else indices[e]
+            if indices == NULL:
+                j = e
+            else:
+                j = indices[e]
+                if e + PREFETCH_AHEAD < nnz:                      # WT's rows are met at random
+                    prefetch_row(WT + indices[e + PREFETCH_AHEAD] * K, K)
             x = values[e]
             wrow = WT + j * K
             for m in range(K):
