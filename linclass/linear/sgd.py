@@ -219,7 +219,16 @@ class _OvRBlock:
             safe = np.where(use, n_avg, 1.0)
             W = np.where(use, (self.avg_sum + self.V * self.scalars[:, 2]) / safe, W)
             b = np.where(use, self.scalars[:, 4] / safe, b)
-        return np.ascontiguousarray(W.T), b
+        return _transpose(W), b
+
+
+def _transpose(A, rows=512):
+    """``A.T`` as a C-contiguous array, copied in blocks of ``rows`` rows of ``A``
+    (a plain strided copy of a tall (n_features, K) block walks it K times)."""
+    out = np.empty((A.shape[1], A.shape[0]), dtype=A.dtype)
+    for start in range(0, A.shape[0], rows):
+        out[:, start:start + rows] = A[start:start + rows].T
+    return out
 
 
 def _regroup(blocks, groups):
@@ -547,7 +556,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if isinstance(self._states[0], _OvRBlock):
             pairs = [b.coefs(averaging) for b in self._states]
             self.t_ = float(self._states[0].scalars[0, 0])
-            self.coef_ = np.ascontiguousarray(np.vstack([w for w, _ in pairs]))
+            self.coef_ = (pairs[0][0] if len(pairs) == 1
+                          else np.ascontiguousarray(np.vstack([w for w, _ in pairs])))
             self.intercept_ = np.concatenate([b for _, b in pairs]).astype(np.float64)
             return
         pairs = [s.coef(averaging) for s in self._states]
