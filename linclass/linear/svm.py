@@ -320,26 +320,30 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     shrinking=bool(self.shrinking), seed=seeds[p])
                 converged = violation <= float(self.tol)
                 w_dual = w
-                if self.verbose:
+                if self.verbose and not (newton and not converged):
                     print("LinearSVC dual_cd problem %d/%d: %d passes, projected-gradient "
                           "spread %.3g (tol %g), dual objective %.10g"
                           % (p + 1, n_problems, n_iter, violation, self.tol,
                              svm_dual_objective(w, alpha, cost, self.loss)))
                 if newton and not converged:
+                    spread = violation
                     # the dual stalls: finish with the primal Newton method from its w
                     n_newton, n_cg, violation = _linear_svm.l2svm_newton(
                         **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                         cost=cost, bias=bias, w=w, alpha=alpha,
                         tol=_NEWTON_RTOL_FACTOR * float(self.tol),
                         max_iter=max_iter - n_iter)
+                    n_dual = n_iter
                     n_iter += n_newton
                     converged = violation <= _NEWTON_RTOL_FACTOR * float(self.tol)
                     u = alpha * ysign                    # w(alpha) for the dual objective
                     w_dual = np.append(np.asarray(X.T @ u).ravel(), bias * u.sum())
                     if self.verbose:
-                        print("LinearSVC primal Newton problem %d/%d: %d iterations, %d CG "
-                              "steps, ||g|| / ||g(0)|| %.3g, dual objective %.10g"
-                              % (p + 1, n_problems, n_newton, n_cg, violation,
+                        print("LinearSVC dual_cd problem %d/%d: %d passes (%d dual, spread "
+                              "%.3g > tol %g, then %d primal Newton iterations, %d CG steps, "
+                              "||g|| / ||g(0)|| %.3g), dual objective %.10g"
+                              % (p + 1, n_problems, n_iter, n_dual, spread, self.tol,
+                                 n_newton, n_cg, violation,
                                  svm_dual_objective(w_dual, alpha, cost, self.loss)))
                 return w, alpha, n_iter, violation, 0.0, converged, w_dual
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
