@@ -569,9 +569,9 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         averaging = self._average_start() > 0
         if n_classes == 2:
             return [_BinaryState(n_features, averaging, self._l1_ratio() > 0)]
-        # one block; _run splits it by n_jobs
-        return [_OvRBlock(np.arange(n_classes), n_features, averaging,
-                          self._l1_ratio() > 0)]
+        # one block per thread (_run regroups them when n_jobs changes)
+        groups = np.array_split(np.arange(n_classes), resolve_n_jobs(self.n_jobs, n_classes))
+        return [_OvRBlock(g, n_features, averaging, self._l1_ratio() > 0) for g in groups]
 
     def _validation_split(self, codes, n_classes):
         """Stratified hold-out: boolean mask of the validation rows."""
@@ -657,8 +657,9 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             self._states = self._new_states(len(classes), X.shape[1])
             if not first:     # loaded from disk: restart from the published weights
                 if isinstance(self._states[0], _OvRBlock):
-                    self._states[0].V[:] = self.coef_.T
-                    self._states[0].scalars[:, 1] = self.intercept_
+                    for block in self._states:
+                        block.V[:] = self.coef_[block.positive].T
+                        block.scalars[:, 1] = self.intercept_[block.positive]
                 else:
                     for s, w, b in zip(self._states, self.coef_, self.intercept_):
                         s.w[:] = w

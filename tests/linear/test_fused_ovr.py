@@ -152,3 +152,15 @@ def test_perceptron_model_at_its_defaults_equals_the_per_class_path():
     avg = W - U / n_seen
     np.testing.assert_allclose(model.coef_, avg[:, :-1], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(model.intercept_, avg[:, -1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_loaded_model_restarts_every_block_from_its_weights(tmp_path, n_jobs):
+    from linclass.persistence import load
+    X, y, _ = _data(n=100, n_classes=4, seed=9)
+    model = SGDClassifier(random_state=0, n_jobs=n_jobs, tol=None, max_iter=3).fit(X, y)
+    loaded = load(model.save(tmp_path / "sgd.npz"))
+    # a vanishing step: partial_fit keeps the weights each block restarted from
+    loaded.set_params(learning_rate="constant", eta0=1e-300).partial_fit(X, y)
+    np.testing.assert_array_equal(loaded.coef_, model.coef_)
+    np.testing.assert_array_equal(loaded.intercept_, model.intercept_)
