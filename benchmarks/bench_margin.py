@@ -38,6 +38,7 @@ import _harness  # noqa: E402
 from linclass.linear.least_squares import LassoClassifier, RidgeClassifier  # noqa: E402
 from linclass.linear.multiclass import CrammerSingerSVC, WestonWatkinsSVC  # noqa: E402
 from linclass.linear.perceptron import Perceptron  # noqa: E402
+from linclass.linear import svm as _svm  # noqa: E402
 from linclass.linear.svm import LinearSVC, l1_svm_objective, svm_primal_objective  # noqa: E402
 
 def _newsgroups(data_dir, quick):
@@ -232,7 +233,10 @@ def run(quick, data_dir):
                                                 random_state=0).fit(X, y))
             o_s, ours = _harness.median_time(ours_fit, repeat)
             d_obj = -float(ours.dual_objective_[0])
-            oq = "acc %.4f obj %.2f" % (_acc(ours, Xt, yt), d_obj)
+            oq = "acc %.4f obj %.2f (%d passes%s)" % (
+                _acc(ours, Xt, yt), d_obj, ours.n_iter_,
+                " incl. primal Newton" if loss == "squared_hinge"
+                and ours.n_iter_ > _svm._NEWTON_AFTER_PASSES else "")
             if liblinear is None:
                 rows.append(_harness.make_row("LinearSVC %s" % loss, data, None, None, o_s,
                                               None, oq, note="liblinear-official missing"))

@@ -30,6 +30,7 @@ from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy
 from linclass._core._rowsview cimport rows_from_views
 from linclass._core._weights cimport AveragedWeights, aw_add, aw_add_at
 from linclass._core._random cimport Rng, rng_seed, rng_shuffle
+from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row
 
 
 cdef struct MistakeLog:
@@ -147,6 +148,94 @@ cdef Py_ssize_t sequential_epoch(const Rows* X, const int* y, const double* cost
     return n_mistakes
 
 
+cdef Py_ssize_t sequential_epoch_fused(const Rows* X, const int* y, const double* cost,
+                                       const int* order, double* WT, double* UT,
+                                       Py_ssize_t K, double eta, bint fit_intercept,
+                                       bint average, double* n_seen, double* score,
+                                       MistakeLog* log, bint logging) noexcept nogil:
+    """`sequential_epoch` for K > 1 classes on the transposed layout.
+
+    ``WT`` / ``UT`` are (n_features + 1, K): row j holds feature j's weights of
+    the K classes (row n_features the intercepts), so the K scores of a row
+    come from one pass over its entries with a K-wide inner loop instead of K
+    separate sparse products.  Every score is summed over the row's entries
+    in the same order as `sequential_epoch`, and the updates are the same
+    operations, so the results are identical.
+    """
+    cdef Py_ssize_t t, i, nnz, m, e, j, yi, rival, n_mistakes = 0
+    cdef Py_ssize_t nf = X.n_cols
+    cdef const double* values
+    cdef const int* indices
+    cdef const double* wrow
+    cdef double* row
+    cdef double* urow
+    cdef double best, step, mstep, cu, mcu, x
+    for t in range(X.n_rows):
+        i = order[t]
+        nnz = rows_get(X, i, &values, &indices)
+        for m in range(K):
+            score[m] = 0.0
+        for e in range(nnz):                                      # score = WT^T x
+            if indices == NULL:
+                j = e
+            else:
+                j = indices[e]
+                if e + PREFETCH_AHEAD < nnz:                      # WT's rows are met at random
+                    prefetch_row(WT + indices[e + PREFETCH_AHEAD] * K, K)
+            x = values[e]
+            wrow = WT + j * K
+            for m in range(K):
+                score[m] += x * wrow[m]
+        wrow = WT + nf * K
+        for m in range(K):
+            score[m] += wrow[m]                                   # + b
+        yi = y[i]
+        rival = -1
+        best = 0.0
+        for m in range(K):
+            if m != yi and (rival < 0 or score[m] > best):
+                rival = m
+                best = score[m]
+        if best >= score[yi] and cost[i] > 0.0:
+            n_mistakes += 1
+            step = eta * cost[i]
+            mstep = -step
+            if average:
+                cu = n_seen[0] * step
+                mcu = n_seen[0] * mstep
+                for e in range(nnz):                              # W[y] += step x, W[r] -= step x
+                    j = e if indices == NULL else indices[e]
+                    x = values[e]
+                    row = WT + j * K
+                    urow = UT + j * K
+                    row[yi] += step * x
+                    urow[yi] += cu * x
+                    row[rival] += mstep * x
+                    urow[rival] += mcu * x
+                if fit_intercept:
+                    row = WT + nf * K
+                    urow = UT + nf * K
+                    row[yi] += step
+                    urow[yi] += n_seen[0] * step
+                    row[rival] += mstep
+                    urow[rival] += n_seen[0] * mstep
+            else:
+                for e in range(nnz):
+                    j = e if indices == NULL else indices[e]
+                    x = values[e]
+                    row = WT + j * K
+                    row[yi] += step * x
+                    row[rival] += mstep * x
+                if fit_intercept:
+                    row = WT + nf * K
+                    row[yi] += step
+                    row[rival] -= step
+            if logging:
+                log_append(log, <int>i, <int>yi, <int>rival, step, n_seen[0])
+        n_seen[0] += 1.0
+    return n_mistakes
+
+
 cdef Py_ssize_t batch_epoch(const Rows* X, const int* y, const double* cost,
                             double* W, double* U, double* G, Py_ssize_t n_vectors,
                             double eta, bint fit_intercept, bint average,
@@ -221,7 +310,7 @@ def perceptron_fit(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sample
                    double[:, ::1] coef, double[:, ::1] avg_sum, double n_seen,
                    Py_ssize_t max_epochs, bint batch, bint shuffle, unsigned long long seed,
                    double eta, bint fit_intercept, bint average, bint stop_when_separated,
-                   bint record_mistakes):
+                   bint record_mistakes, int fused=-1):
     """Run up to ``max_epochs`` perceptron epochs, in place on ``coef``/``avg_sum``.
 
     Parameters (keyword-only; validated by the caller)
@@ -232,6 +321,10 @@ def perceptron_fit(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sample
     coef : float64 (n_vectors, n_features + 1) weights, last column the intercept
     avg_sum : float64 same shape, the step-weighted update sum ``U``
     n_seen : examples (sequential) or epochs (batch) already averaged over
+    fused : sequential multi-class epochs on the transposed (n_features + 1,
+        n_vectors) copies of ``coef``/``avg_sum`` (`sequential_epoch_fused`,
+        identical results): 1 yes, 0 no, -1 when the epochs' work outweighs
+        the two transpositions
 
     Returns
     -------
@@ -255,9 +348,22 @@ def perceptron_fit(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sample
     cdef MistakeLog log
     memset(&log, 0, sizeof(MistakeLog))
     rng_seed(&rng, seed)
+    cdef Py_ssize_t total_nnz = (X.indptr[n_samples] if X.indptr != NULL
+                                 else n_samples * n_features)
+    if fused < 0:
+        fused = 1 if max_epochs * total_nnz >= 2 * (n_features + 1) else 0
+    cdef bint use_fused = fused != 0 and n_vectors > 1 and not batch
+    cdef double[:, ::1] WT = coef.T.copy() if use_fused else coef
+    cdef double[:, ::1] UT = avg_sum.T.copy() if use_fused and average else avg_sum
     with nogil:
         for epoch in range(max_epochs):
-            if batch:
+            if use_fused:
+                if shuffle:
+                    rng_shuffle(&rng, &order[0], n_samples)
+                mistakes_v[epoch] = sequential_epoch_fused(
+                    &X, &y[0], &cost[0], &order[0], &WT[0, 0], &UT[0, 0], n_vectors,
+                    eta, fit_intercept, average, &n_seen, &score[0], &log, record_mistakes)
+            elif batch:
                 mistakes_v[epoch] = batch_epoch(&X, &y[0], &cost[0], &coef[0, 0],
                                                 &avg_sum[0, 0], &G[0, 0], n_vectors, eta,
                                                 fit_intercept, average, &n_seen, &score[0])
@@ -271,6 +377,10 @@ def perceptron_fit(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sample
             n_run += 1
             if log.failed or (stop_when_separated and mistakes_v[epoch] == 0):
                 break
+    if use_fused:
+        np.asarray(coef)[...] = np.asarray(WT).T
+        if average:
+            np.asarray(avg_sum)[...] = np.asarray(UT).T
     result_log = None
     try:
         if log.failed:

@@ -37,6 +37,7 @@ early stopping between epochs); the state carried between calls lives in
 every array.
 """
 from libc.math cimport exp, log, log1p, pow, isfinite
+from libc.stdlib cimport malloc, free
 
 import numpy as np
 
@@ -44,6 +45,8 @@ from linclass._core._rows cimport Rows, rows_get, row_dot
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
 from linclass._core._random cimport Rng, rng_seed, rng_next, rng_shuffle32
+from linclass._core._prefetch cimport PREFETCH_AHEAD
+from linclass._core._prefetch cimport prefetch_row as prefetch_wrow
 
 cdef extern from *:
     """
@@ -350,4 +353,300 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
             rng_shuffle32(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss)
+    return status, sum_loss
+
+
+# ---------------------------------------------------------------------------
+# One-vs-rest, fused: one pass over the rows updates K binary problems.
+#
+# The K weight vectors live in one row-major block V (n_features, K): the
+# entries of feature j for the K problems are adjacent, so a row is read once,
+# its K margins come from one sparse product against K-wide rows of V (the
+# inner loop over k vectorises), and the K updates are one K-wide axpy per
+# stored entry.  Every problem keeps its own scale, step counter, intercept,
+# averaging and L1 scalars and sees the rows in the same order; each problem's
+# arithmetic is the one of `run_epoch` operation for operation (the sums of
+# the margins run over the row's entries in the same order), so column k of
+# the result equals what `sgd_epoch` gives problem k with the same order.
+# A problem whose `active` flag is 0 is frozen (its column and scalars are not
+# changed): the Python layer stops problems one by one.
+
+
+cdef inline void fold_column(double* V, Py_ssize_t K, Py_ssize_t k, double* scale,
+                             double* avg_a, Py_ssize_t d) noexcept nogil:
+    """Column k of V *= scale[k]; A_k /= scale[k]; scale[k] = 1."""
+    cdef Py_ssize_t j
+    cdef double s = scale[k]
+    for j in range(d):
+        V[j * K + k] *= s
+    avg_a[k] /= s
+    scale[k] = 1.0
+
+
+cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
+                       const unsigned char* active, Py_ssize_t K, const double* weight,
+                       const int* order, const Params* P, double* V, double* U, double* Q,
+                       double* state, bint averaging, bint compute_loss,
+                       double* sum_loss, int* status, double* buf) noexcept nogil:
+    """One pass over the rows for the K problems; returns 1 when one diverged.
+
+    `state` is (K, N_STATE) row-major; `buf` has room for 13 K doubles."""
+    cdef Py_ssize_t r, i, j, m, k, nnz, d = X.n_cols
+    cdef const double* values
+    cdef const int* ind
+    cdef double* acc = buf
+    cdef double* step = buf + K
+    cdef double* cavg = buf + 2 * K
+    cdef double* scale = buf + 3 * K
+    cdef double* t = buf + 4 * K
+    cdef double* b = buf + 5 * K
+    cdef double* avg_a = buf + 6 * K
+    cdef double* n_avg = buf + 7 * K
+    cdef double* avg_b = buf + 8 * K
+    cdef double* u = buf + 9 * K
+    cdef double* eta = buf + 10 * K
+    cdef double* ysign = buf + 11 * K
+    cdef double p, z, g, update, factor, x, s, zv, new, wk
+    cdef double* row
+    cdef double* urow
+    cdef double* qrow
+    cdef Py_ssize_t n_step, n_avg_step, s_k
+    cdef int* stepped = <int*>(buf + 12 * K)              # (K,) problems with a step
+    cdef bint l1 = P.l1 > 0.0, failed = False
+    for k in range(K):
+        scale[k] = 1.0
+        t[k] = state[k * N_STATE + S_T]
+        b[k] = state[k * N_STATE + S_INTERCEPT]
+        avg_a[k] = state[k * N_STATE + S_AVG_A]
+        n_avg[k] = state[k * N_STATE + S_N_AVG]
+        avg_b[k] = state[k * N_STATE + S_AVG_INTERCEPT]
+        u[k] = state[k * N_STATE + S_L1_U]
+        status[k] = 0
+    for r in range(X.n_rows):
+        i = order[r]
+        if r + 1 < X.n_rows:
+            prefetch_row(X, order[r + 1])
+        nnz = rows_get(X, i, &values, &ind)
+        for k in range(K):
+            acc[k] = 0.0
+        for m in range(nnz):                                  # acc = V^T x_i
+            if ind == NULL:
+                j = m
+            else:
+                j = ind[m]
+                if m + PREFETCH_AHEAD < nnz:                  # V's rows are met at random
+                    prefetch_wrow(V + ind[m + PREFETCH_AHEAD] * K, K)
+            x = values[m]
+            row = V + j * K
+            for k in range(K):
+                acc[k] += x * row[k]
+        n_step = 0
+        n_avg_step = 0
+        for k in range(K):
+            step[k] = 0.0
+            cavg[k] = 0.0
+            if not active[k]:
+                continue
+            p = scale[k] * acc[k] + b[k]                      # w_k @ x_i + b_k
+            if not isfinite(p):
+                status[k] = 1
+                failed = True
+                break
+            if P.schedule == OPTIMAL:
+                eta[k] = P.inv_alpha / (P.t0 + t[k] - 1.0)
+            elif P.schedule == INVSCALING:
+                eta[k] = P.eta0 / pow(t[k], P.power_t)
+            else:
+                eta[k] = P.eta0
+            ysign[k] = 1.0 if codes[i] == positive[k] else -1.0
+            z = ysign[k] * p
+            if compute_loss:
+                sum_loss[k] += loss_value(P.loss, z)
+            g = loss_derivative(P.loss, z)
+            if g < -MAX_DLOSS or g > MAX_DLOSS:
+                status[k] = 1
+                failed = True
+                break
+            update = -eta[k] * g * ysign[k] * weight[i]
+            if P.l2 > 0.0:
+                factor = 1.0 - eta[k] * P.l2
+                if factor <= 0.0:                             # w_k = 0
+                    for j in range(d):
+                        if avg_a[k] != 0.0:
+                            U[j * K + k] += avg_a[k] * V[j * K + k]
+                        V[j * K + k] = 0.0
+                    scale[k] = 1.0
+                else:
+                    scale[k] *= factor
+                    if scale[k] < 1e-9:
+                        fold_column(V, K, k, scale, avg_a, d)
+            if update != 0.0:
+                step[k] = update / scale[k]
+                stepped[n_step] = <int>k
+                n_step += 1
+                if avg_a[k] != 0.0:
+                    cavg[k] = avg_a[k] * step[k]
+                    n_avg_step += 1
+                if P.fit_intercept:
+                    b[k] += update * P.intercept_decay
+        if failed:
+            break
+        if 4 * n_step <= K:
+            # few problems step (the hinge losses once most margins exceed 1):
+            # touch only their entries
+            for m in range(nnz):                              # V[:, k] += step_k x_i
+                j = m if ind == NULL else ind[m]
+                x = values[m]
+                row = V + j * K
+                for s_k in range(n_step):
+                    k = stepped[s_k]
+                    row[k] += step[k] * x
+            if n_avg_step > 0:
+                for m in range(nnz):                          # U[:, k] -= A_k step_k x_i
+                    j = m if ind == NULL else ind[m]
+                    x = values[m]
+                    urow = U + j * K
+                    for s_k in range(n_step):
+                        k = stepped[s_k]
+                        urow[k] -= cavg[k] * x
+        else:
+            # K-wide (a problem without a step adds 0)
+            for m in range(nnz):                              # V += x_i step^T
+                j = m if ind == NULL else ind[m]
+                x = values[m]
+                row = V + j * K
+                for k in range(K):
+                    row[k] += step[k] * x
+            if n_avg_step > 0:
+                for m in range(nnz):                          # U -= x_i (A step)^T
+                    j = m if ind == NULL else ind[m]
+                    x = values[m]
+                    urow = U + j * K
+                    for k in range(K):
+                        urow[k] -= cavg[k] * x
+        if l1:
+            for k in range(K):
+                if active[k]:
+                    u[k] += eta[k] * P.l1
+            for m in range(nnz):                              # cumulative L1 penalty
+                j = m if ind == NULL else ind[m]
+                row = V + j * K
+                qrow = Q + j * K
+                for k in range(K):
+                    if not active[k]:
+                        continue
+                    zv = row[k]
+                    s = scale[k]
+                    if zv * s > 0.0:
+                        new = zv - (u[k] + qrow[k]) / s
+                        if new < 0.0:
+                            new = 0.0
+                    elif zv * s < 0.0:
+                        new = zv + (u[k] - qrow[k]) / s
+                        if new > 0.0:
+                            new = 0.0
+                    else:
+                        continue
+                    row[k] = new
+                    qrow[k] += s * (new - zv)
+                    if avg_a[k] != 0.0:                   # only when averaging
+                        U[j * K + k] -= avg_a[k] * (new - zv)
+        for k in range(K):
+            if not active[k]:
+                continue
+            if averaging and t[k] >= P.average_start:
+                avg_a[k] += scale[k]                          # S_k += w_k
+                avg_b[k] += b[k]
+                n_avg[k] += 1.0
+            t[k] += 1.0
+    for k in range(K):
+        acc[k] = 0.0
+    for j in range(d):                                        # fold every scale into V
+        row = V + j * K
+        for k in range(K):
+            row[k] *= scale[k]
+            acc[k] += row[k] * 0.0                            # NaN once a weight is not finite
+    for k in range(K):
+        avg_a[k] /= scale[k]
+        if not isfinite(b[k]) or not isfinite(avg_a[k]) or acc[k] != 0.0:
+            status[k] = 1
+            failed = True
+        state[k * N_STATE + S_T] = t[k]
+        state[k * N_STATE + S_INTERCEPT] = b[k]
+        state[k * N_STATE + S_AVG_A] = avg_a[k]
+        state[k * N_STATE + S_N_AVG] = n_avg[k]
+        state[k * N_STATE + S_AVG_INTERCEPT] = avg_b[k]
+        state[k * N_STATE + S_L1_U] = u[k]
+    return 1 if failed else 0
+
+
+def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+                  Py_ssize_t n_features, const int[::1] codes, const int[::1] positive,
+                  const unsigned char[::1] active, const double[::1] weight,
+                  int[::1] order, bint shuffle, unsigned long long seed, int loss,
+                  int learning_rate, double eta0, double power_t, double t0, double alpha,
+                  double l1_ratio, double intercept_decay, bint fit_intercept,
+                  bint averaging, double average_start, double[:, ::1] V,
+                  double[:, ::1] avg_sum, double[:, ::1] l1_q, double[:, ::1] state,
+                  bint compute_loss):
+    """One SGD epoch of K one-vs-rest problems in one pass over the rows.
+
+    Problem k separates the rows with ``codes == positive[k]`` (+1) from the
+    others (-1); ``V`` (n_features, K) holds its weights in column k,
+    ``avg_sum`` and ``l1_q`` likewise (shape (n_features, K) when averaging /
+    ``l1_ratio > 0``, else (1, K)), ``state`` (K, 6) its scalars (as
+    `sgd_epoch`), ``active`` (K,) which problems take steps.  ``codes`` must
+    be int32 in ``[0, n_classes)`` (the caller checks).  Returns
+    ``(status (K,) int32, sum_loss (K,))``: status 1 where a problem diverged
+    (a non-finite score, intercept or weight; the epoch stops at the first
+    non-finite score).
+    """
+    cdef Py_ssize_t K = V.shape[1]
+    if codes.shape[0] != n_samples or weight.shape[0] != n_samples \
+            or order.shape[0] != n_samples or V.shape[0] != n_features \
+            or positive.shape[0] != K or active.shape[0] != K or K < 1 \
+            or state.shape[0] != K or state.shape[1] != N_STATE \
+            or n_samples < 1 or n_features < 1 \
+            or avg_sum.shape[1] != K or l1_q.shape[1] != K \
+            or avg_sum.shape[0] != (n_features if averaging else avg_sum.shape[0]) \
+            or l1_q.shape[0] != (n_features if l1_ratio > 0.0 else l1_q.shape[0]) \
+            or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1:
+        raise ValueError("sgd_epoch_ovr: inconsistent array shapes")
+    if loss < HINGE or loss > MODIFIED_HUBER or learning_rate < CONSTANT \
+            or learning_rate > INVSCALING:
+        raise ValueError("sgd_epoch_ovr: unknown loss or learning-rate code")
+    if learning_rate == OPTIMAL and not alpha > 0.0:
+        raise ValueError("sgd_epoch_ovr: the optimal schedule needs alpha > 0")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    cdef Params P
+    P.loss = loss
+    P.schedule = learning_rate
+    P.eta0 = eta0
+    P.power_t = power_t
+    P.t0 = t0
+    P.l2 = alpha * (1.0 - l1_ratio)
+    P.l1 = alpha * l1_ratio
+    P.inv_alpha = 1.0 / alpha if alpha > 0.0 else 0.0
+    P.intercept_decay = intercept_decay
+    P.fit_intercept = fit_intercept
+    P.average_start = average_start
+    cdef Rng rng
+    status = np.zeros(K, dtype=np.int32)
+    sum_loss = np.zeros(K)
+    cdef int[::1] status_v = status
+    cdef double[::1] loss_v = sum_loss
+    cdef double* buf = <double*>malloc(13 * K * sizeof(double))
+    if buf == NULL:
+        raise MemoryError()
+    rng_seed(&rng, seed)
+    try:
+        with nogil:
+            if shuffle:
+                rng_shuffle32(&rng, &order[0], n_samples)
+            run_epoch_ovr(&X, &codes[0], &positive[0], &active[0], K, &weight[0],
+                          &order[0], &P, &V[0, 0], &avg_sum[0, 0], &l1_q[0, 0],
+                          &state[0, 0], averaging, compute_loss, &loss_v[0],
+                          &status_v[0], buf)
+    finally:
+        free(buf)
     return status, sum_loss

@@ -11,7 +11,15 @@ hinge, logistic, exponential, squared, perceptron, modified Huber) and
 ``c_i`` the sample weight times the class weight of ``y_i``.  One Cython
 epoch loop (``linclass._core._sgd``) walks dense or CSR rows with a scaled
 weight vector (O(1) L2 shrinkage), lazy averaging (ASGD) and the cumulative
-L1 penalty; the binary problems of one-vs-rest run on a thread pool.
+L1 penalty.  With more than two classes the K one-vs-rest problems walk the
+rows together (``_sgd.sgd_epoch_ovr``): each epoch is one pass over the rows,
+each row is read once and updates the K weight vectors, stored feature-major
+(n_features, K) so that the K margins and updates are K-wide loops.  The
+problems therefore share one shuffle per epoch (scikit-learn shuffles each
+problem with its own seed); problem k's result is exactly the binary fit of
+"class k against the rest" with the same ``random_state``.  ``n_jobs``
+threads each take a contiguous block of the classes; the result does not
+depend on ``n_jobs``.
 
 References
 ----------
@@ -36,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core import _sgd
-from ._common import LinearDecisionMixin, map_threads
+from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
 from .._validation import (check_classification_data, check_predict_X, check_X,
                            class_weight_per_sample, kernel_rows)
 from .._validation import (check_n_features, check_partial_fit_classes, check_positive,
@@ -177,6 +185,74 @@ class _BinaryState:
         return self.w.copy(), self.scalars[1]
 
 
+class _OvRBlock:
+    """One-vs-rest problems solved together by ``_sgd.sgd_epoch_ovr``.
+
+    Problem ``k`` of the block separates class code ``positive[k]`` from the
+    rest; its weights are column ``k`` of ``V`` (n_features, K), so that one
+    pass over a row updates all of them (see the kernel).
+    """
+
+    def __init__(self, positive, n_features, averaging, l1):
+        k = len(positive)
+        self.positive = np.asarray(positive, dtype=np.int32)
+        self.V = np.zeros((n_features, k))
+        self.avg_sum = np.zeros((n_features if averaging else 1, k))
+        self.l1_q = np.zeros((n_features if l1 else 1, k))
+        self.scalars = np.zeros((k, _N_STATE))
+        self.scalars[:, 0] = 1.0            # t counts steps from 1
+
+    def coef(self, k, averaging):
+        """(weights, intercept) of problem k to publish (as :meth:`_BinaryState.coef`)."""
+        n_avg = self.scalars[k, 3]
+        if averaging and n_avg > 0:
+            return ((self.avg_sum[:, k] + self.scalars[k, 2] * self.V[:, k]) / n_avg,
+                    self.scalars[k, 4] / n_avg)
+        return self.V[:, k].copy(), self.scalars[k, 1]
+
+    def coefs(self, averaging):
+        """(weights (K, n_features), intercepts (K,)) of all the block's problems."""
+        n_avg = self.scalars[:, 3]
+        W, b = self.V, self.scalars[:, 1].copy()
+        if averaging and np.any(n_avg > 0):
+            use = n_avg > 0
+            safe = np.where(use, n_avg, 1.0)
+            W = np.where(use, (self.avg_sum + self.V * self.scalars[:, 2]) / safe, W)
+            b = np.where(use, self.scalars[:, 4] / safe, b)
+        return _transpose(W), b
+
+
+def _transpose(A, rows=512):
+    """``A.T`` as a C-contiguous array, copied in blocks of ``rows`` rows of ``A``
+    (a plain strided copy of a tall (n_features, K) block walks it K times)."""
+    out = np.empty((A.shape[1], A.shape[0]), dtype=A.dtype)
+    for start in range(0, A.shape[0], rows):
+        out[:, start:start + rows] = A[start:start + rows].T
+    return out
+
+
+def _regroup(blocks, groups):
+    """The problems of ``blocks`` rearranged into blocks of the class codes ``groups``."""
+    if [list(b.positive) for b in blocks] == [list(g) for g in groups]:
+        return blocks
+    order = np.concatenate([b.positive for b in blocks])
+    where = np.argsort(order)
+    V = np.hstack([b.V for b in blocks])[:, where]
+    U = np.hstack([b.avg_sum for b in blocks])[:, where]
+    Q = np.hstack([b.l1_q for b in blocks])[:, where]
+    S = np.vstack([b.scalars for b in blocks])[where]
+    out = []
+    for g in groups:
+        block = _OvRBlock.__new__(_OvRBlock)
+        block.positive = np.asarray(g, dtype=np.int32)
+        block.V = np.ascontiguousarray(V[:, g])
+        block.avg_sum = np.ascontiguousarray(U[:, g])
+        block.l1_q = np.ascontiguousarray(Q[:, g])
+        block.scalars = np.ascontiguousarray(S[g])
+        out.append(block)
+    return out
+
+
 class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     """Linear classifier trained by stochastic gradient descent on a margin loss.
 
@@ -203,7 +279,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         ``n_samples`` for the loss) for ``n_iter_no_change`` epochs.  None:
         run ``max_iter`` epochs.
     shuffle : bool, default=True
-        Shuffle the rows before each epoch.
+        Shuffle the rows before each epoch (one shuffle shared by the
+        one-vs-rest problems).
     learning_rate : {"optimal", "constant", "invscaling"}, default="optimal"
         ``eta_t = 1 / (alpha (t0 + t - 1))`` with Bottou's ``t0`` (first
         step ``typw / max(1, |L'(-typw)|)``, ``typw = alpha^(-1/4)``),
@@ -231,7 +308,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         ``fit`` continues from the previous weights.
     random_state : None, int or numpy Generator/RandomState
     n_jobs : None or int
-        Threads for the one-vs-rest problems (-1: all CPUs).
+        Threads for the one-vs-rest problems, each on a block of the classes
+        (-1: all CPUs); the fit is the same for every ``n_jobs``.
     verbose : int, default=0
 
     Attributes
@@ -346,9 +424,8 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     def _run(self, X, codes, n_classes, weight, n_epochs, use_stopping, X_val=None,
              codes_val=None):
-        """Run the binary problems; returns the epochs run per problem."""
+        """Run the binary problems; returns (epochs, converged, diverged) per problem."""
         n_samples, n_features = X.shape
-        n_problems = len(self._states)
         rows = kernel_rows(X)
         loss_code = _LOSS_CODES[self._loss_name()]
         alpha = self._alpha()
@@ -363,62 +440,103 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 _intercept_decay(X) if self.fit_intercept else 0.0))))
             t0 = max(t0, 4.0 * smoothness / alpha)
         averaging = self._average_start() > 0
-        decay = _intercept_decay(X)
         tol = None if (self.tol is None or not use_stopping) else float(self.tol)
         early = bool(self.early_stopping) and use_stopping and X_val is not None
         rng = self._rng_source()
-        seeds = rng.integers(0, 2**63 - 1, size=(n_problems, n_epochs))
+        # one shuffle per epoch, shared by the one-vs-rest problems (so that they
+        # can walk the rows together)
+        seeds = rng.integers(0, 2**63 - 1, size=n_epochs)
+        common = dict(**rows, n_samples=n_samples, n_features=n_features, weight=weight,
+                      shuffle=bool(self.shuffle), loss=loss_code, learning_rate=schedule,
+                      eta0=float(self.eta0), power_t=float(self.power_t), t0=t0,
+                      alpha=alpha, l1_ratio=self._l1_ratio(),
+                      intercept_decay=_intercept_decay(X),
+                      fit_intercept=bool(self.fit_intercept), averaging=averaging,
+                      average_start=self._average_start(),
+                      compute_loss=tol is not None and not early)
+
+        def stopper(p):
+            """The stopping rule of problem p: call with the epoch's loss, True = stop."""
+            positive = 1 if n_classes == 2 else p
+            yval = (np.where(codes_val == positive, 1.0, -1.0) if early else None)
+            track = {"best": -np.inf if early else np.inf, "no_change": 0, "epoch": 0}
+
+            def step(sum_loss, coef):
+                track["epoch"] += 1
+                if early:
+                    w, b = coef()
+                    value = float(np.mean(np.sign(np.asarray(X_val @ w).ravel() + b)
+                                          == yval))
+                    better = value >= track["best"] + tol
+                    track["best"] = max(track["best"], value)
+                else:
+                    value = sum_loss
+                    better = sum_loss <= track["best"] - tol * n_samples
+                    track["best"] = min(track["best"], sum_loss)
+                track["no_change"] = 0 if better else track["no_change"] + 1
+                if self.verbose:
+                    print("-- problem %d epoch %d: %s %.6g" % (
+                        p, track["epoch"], "validation accuracy" if early
+                        else "training loss", value))
+                return track["no_change"] >= self.n_iter_no_change
+            return step
 
         def solve(p):
+            """Binary problem p alone (two classes)."""
             state = self._states[p]
-            if n_problems == 1:
-                ysign = np.where(codes == 1, 1.0, -1.0)
-            else:
-                ysign = np.where(codes == p, 1.0, -1.0)
-            if early:
-                yval = np.where(codes_val == (1 if n_problems == 1 else p), 1.0, -1.0)
+            ysign = np.where(codes == 1, 1.0, -1.0)
             order = np.arange(n_samples, dtype=np.int32)
-            best, no_change, epochs = np.inf if not early else -np.inf, 0, 0
+            stop = stopper(p) if tol is not None else None
+            epochs = 0
             for epoch in range(n_epochs):
                 status, sum_loss = _sgd.sgd_epoch(
-                    **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
-                    weight=weight, order=order, shuffle=bool(self.shuffle),
-                    seed=int(seeds[p, epoch]), loss=loss_code, learning_rate=schedule,
-                    eta0=float(self.eta0), power_t=float(self.power_t), t0=t0, alpha=alpha,
-                    l1_ratio=self._l1_ratio(), intercept_decay=decay,
-                    fit_intercept=bool(self.fit_intercept), averaging=averaging,
-                    average_start=self._average_start(), w=state.w, avg_sum=state.avg_sum,
-                    l1_q=state.l1_q, state=state.scalars,
-                    compute_loss=tol is not None and not early)
+                    **common, ysign=ysign, order=order, seed=int(seeds[epoch]),
+                    w=state.w, avg_sum=state.avg_sum, l1_q=state.l1_q,
+                    state=state.scalars)
                 epochs += 1
                 if status != 0 or not np.isfinite(state.w).all():
-                    return epochs, False, True
-                if tol is None:
-                    continue
-                if early:
-                    w, b = state.coef(averaging)
-                    score = float(np.mean(np.sign(np.asarray(X_val @ w).ravel() + b)
-                                          == yval))
-                    if score < best + tol:
-                        no_change += 1
-                    else:
-                        no_change = 0
-                    best = max(best, score)
-                else:
-                    if sum_loss > best - tol * n_samples:
-                        no_change += 1
-                    else:
-                        no_change = 0
-                    best = min(best, sum_loss)
-                if self.verbose:
-                    print("-- problem %d epoch %d: %s %.6g" % (p, epoch + 1, "validation "
-                          "accuracy" if early else "training loss", score if early
-                          else sum_loss))
-                if no_change >= self.n_iter_no_change:
-                    return epochs, True, False
-            return epochs, tol is None, False
+                    return [(epochs, False, True)]
+                if stop is not None and stop(sum_loss, lambda: state.coef(averaging)):
+                    return [(epochs, True, False)]
+            return [(epochs, tol is None, False)]
 
-        results = map_threads(solve, range(n_problems), self.n_jobs)
+        def solve_block(block):
+            """The one-vs-rest problems of one block, fused in one pass per epoch."""
+            K = len(block.positive)
+            active = np.ones(K, dtype=np.uint8)
+            order = np.arange(n_samples, dtype=np.int32)
+            stops = [stopper(int(p)) for p in block.positive] if tol is not None else None
+            out = [[0, tol is None, False] for _ in range(K)]
+            codes32 = np.ascontiguousarray(codes, dtype=np.int32)
+            for epoch in range(n_epochs):
+                status, sum_loss = _sgd.sgd_epoch_ovr(
+                    **common, codes=codes32, positive=block.positive, active=active,
+                    order=order, seed=int(seeds[epoch]), V=block.V,
+                    avg_sum=block.avg_sum, l1_q=block.l1_q, state=block.scalars)
+                for k in np.flatnonzero(active):
+                    out[k][0] += 1
+                if status.any():             # (the kernel also checks every weight)
+                    for k in range(K):
+                        out[k][2] = bool(status[k])
+                    break
+                if stops is None:
+                    continue
+                for k in np.flatnonzero(active):
+                    if stops[k](sum_loss[k], lambda k=k: block.coef(k, averaging)):
+                        active[k] = 0
+                        out[k][1] = True
+                if not active.any():
+                    break
+            return [tuple(r) for r in out]
+
+        if n_classes == 2:
+            results = solve(0)
+        else:
+            groups = np.array_split(np.arange(n_classes),
+                                    resolve_n_jobs(self.n_jobs, n_classes))
+            self._states = _regroup(self._states, groups)
+            results = [r for rs in map_threads(solve_block, self._states, self.n_jobs)
+                       for r in rs]
         if any(r[2] for r in results):
             raise SGDDivergenceError(
                 "SGDClassifier diverged: a score overflowed to infinity or NaN (loss=%r, "
@@ -435,16 +553,25 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
 
     def _publish(self):
         averaging = self._average_start() > 0
+        if isinstance(self._states[0], _OvRBlock):
+            pairs = [b.coefs(averaging) for b in self._states]
+            self.t_ = float(self._states[0].scalars[0, 0])
+            self.coef_ = (pairs[0][0] if len(pairs) == 1
+                          else np.ascontiguousarray(np.vstack([w for w, _ in pairs])))
+            self.intercept_ = np.concatenate([b for _, b in pairs]).astype(np.float64)
+            return
         pairs = [s.coef(averaging) for s in self._states]
+        self.t_ = float(self._states[0].scalars[0])
         self.coef_ = np.ascontiguousarray(np.vstack([w for w, _ in pairs]))
         self.intercept_ = np.array([b for _, b in pairs], dtype=np.float64)
-        self.t_ = float(self._states[0].scalars[0])
 
     def _new_states(self, n_classes, n_features):
-        n_problems = 1 if n_classes == 2 else n_classes
         averaging = self._average_start() > 0
-        return [_BinaryState(n_features, averaging, self._l1_ratio() > 0)
-                for _ in range(n_problems)]
+        if n_classes == 2:
+            return [_BinaryState(n_features, averaging, self._l1_ratio() > 0)]
+        # one block per thread (_run regroups them when n_jobs changes)
+        groups = np.array_split(np.arange(n_classes), resolve_n_jobs(self.n_jobs, n_classes))
+        return [_OvRBlock(g, n_features, averaging, self._l1_ratio() > 0) for g in groups]
 
     def _validation_split(self, codes, n_classes):
         """Stratified hold-out: boolean mask of the validation rows."""
@@ -529,9 +656,14 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if first or getattr(self, "_states", None) is None:
             self._states = self._new_states(len(classes), X.shape[1])
             if not first:     # loaded from disk: restart from the published weights
-                for s, w, b in zip(self._states, self.coef_, self.intercept_):
-                    s.w[:] = w
-                    s.scalars[1] = b
+                if isinstance(self._states[0], _OvRBlock):
+                    for block in self._states:
+                        block.V[:] = self.coef_[block.positive].T
+                        block.scalars[:, 1] = self.intercept_[block.positive]
+                else:
+                    for s, w, b in zip(self._states, self.coef_, self.intercept_):
+                        s.w[:] = w
+                        s.scalars[1] = b
             self._rng = None
             self.n_iter_ = 0
         self._run(X, codes, len(classes), weight, 1, False)

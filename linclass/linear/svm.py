@@ -36,6 +36,11 @@ __all__ = ["LinearSVC"]
 
 _LOSSES = {"hinge": 1, "squared_hinge": 2}
 _SOLVERS = ("dual_cd", "pegasos")
+#: dual CD passes after which the squared hinge, if not converged, switches to
+#: the primal Newton method (LIBLINEAR switches from -s 1 to -s 2 after 300)
+_NEWTON_AFTER_PASSES = 50
+#: the Newton finish stops at ||g|| <= _NEWTON_RTOL_FACTOR * tol * ||g(0)||
+_NEWTON_RTOL_FACTOR = 0.01
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -118,6 +123,13 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     solver : {"dual_cd", "pegasos"}, default="dual_cd"
         ``"dual_cd"``: dual coordinate descent with random permutation and
         shrinking, stopping when the projected-gradient spread is <= ``tol``.
+        With the squared hinge, a dual that has not reached ``tol`` after 50
+        passes hands its ``w`` to the primal finite Newton method (conjugate
+        gradients on the generalised Hessian, exact line search; Keerthi &
+        DeCoste 2005), which stops at ``||g|| <= 0.01 tol ||g(0)||``; the
+        dual variables then come from the KKT conditions,
+        ``alpha_i = 2 C_i max(0, 1 - s_i w.x_i)`` (LIBLINEAR switches from
+        ``-s 1`` to ``-s 2`` the same way, after 300 passes).
         ``"pegasos"``: primal stochastic sub-gradient, ``max_iter`` epochs
         (no convergence test; suited to streaming via ``warm_start``).
     tol : float, default=1e-4
@@ -180,7 +192,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_, n_features_in_
     n_iter_ : int
-        Largest number of passes over the binary problems.
+        Largest number of passes over the binary problems (dual passes plus
+        Newton iterations when the squared hinge finished in the primal).
     objective_ : ndarray of shape (n_problems,)
         Final primal objective of each problem (``penalty="l1"`` only; see
         :func:`l1_svm_objective`).
@@ -297,17 +310,42 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 alpha = (prev_alpha[p].copy() if prev_alpha is not None
                          else np.zeros(n_samples))
                 w = np.zeros(n_features + 1)
+                max_iter = int(self.max_iter)
+                newton = self.loss == "squared_hinge" and max_iter > _NEWTON_AFTER_PASSES
                 n_iter, violation = _linear_svm.dual_cd_svc(
                     **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
-                    tol=float(self.tol), max_iter=int(self.max_iter),
+                    tol=float(self.tol),
+                    max_iter=_NEWTON_AFTER_PASSES if newton else max_iter,
                     shrinking=bool(self.shrinking), seed=seeds[p])
-                if self.verbose:
+                converged = violation <= float(self.tol)
+                w_dual = w
+                if self.verbose and not (newton and not converged):
                     print("LinearSVC dual_cd problem %d/%d: %d passes, projected-gradient "
                           "spread %.3g (tol %g), dual objective %.10g"
                           % (p + 1, n_problems, n_iter, violation, self.tol,
                              svm_dual_objective(w, alpha, cost, self.loss)))
-                return w, alpha, n_iter, violation, 0.0
+                if newton and not converged:
+                    spread = violation
+                    # the dual stalls: finish with the primal Newton method from its w
+                    n_newton, n_cg, violation = _linear_svm.l2svm_newton(
+                        **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
+                        cost=cost, bias=bias, w=w, alpha=alpha,
+                        tol=_NEWTON_RTOL_FACTOR * float(self.tol),
+                        max_iter=max_iter - n_iter)
+                    n_dual = n_iter
+                    n_iter += n_newton
+                    converged = violation <= _NEWTON_RTOL_FACTOR * float(self.tol)
+                    u = alpha * ysign                    # w(alpha) for the dual objective
+                    w_dual = np.append(np.asarray(X.T @ u).ravel(), bias * u.sum())
+                    if self.verbose:
+                        print("LinearSVC dual_cd problem %d/%d: %d passes (%d dual, spread "
+                              "%.3g > tol %g, then %d primal Newton iterations, %d CG steps, "
+                              "||g|| / ||g(0)|| %.3g), dual objective %.10g"
+                              % (p + 1, n_problems, n_iter, n_dual, spread, self.tol,
+                                 n_newton, n_cg, violation,
+                                 svm_dual_objective(w_dual, alpha, cost, self.loss)))
+                return w, alpha, n_iter, violation, 0.0, converged, w_dual
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0
             lam = 1.0 / (float(self.C) * n_samples)
@@ -320,7 +358,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             if self.verbose:
                 print("LinearSVC pegasos problem %d/%d: %d epochs, %d steps"
                       % (p + 1, n_problems, int(self.max_iter), int(t)))
-            return w, None, int(self.max_iter), 0.0, t
+            return w, None, int(self.max_iter), 0.0, t, True, None
 
         results = map_threads(solve, range(n_problems), self.n_jobs)
         W = np.vstack([r[0] for r in results])
@@ -331,14 +369,15 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.n_iter_ = int(max(r[2] for r in results))
         if self.solver == "dual_cd":
             self.dual_coef_ = np.vstack([r[1] for r in results])
-            self.dual_objective_ = np.array([svm_dual_objective(r[0], r[1], cost, self.loss)
+            self.dual_objective_ = np.array([svm_dual_objective(r[6], r[1], cost, self.loss)
                                              for r in results])
-            if self.n_iter_ >= self.max_iter:
-                worst = max(r[3] for r in results)
-                warnings.warn("LinearSVC: dual coordinate descent reached max_iter=%d with "
-                              "projected-gradient spread %.3g > tol=%g; increase max_iter "
-                              "or scale the data" % (self.max_iter, worst, self.tol),
-                              ConvergenceWarning)
+            if not all(r[5] for r in results):
+                worst = max(r[3] for r in results if not r[5])
+                warnings.warn("LinearSVC: dual coordinate descent (and the primal Newton "
+                              "finish of the squared hinge) reached max_iter=%d with "
+                              "projected-gradient spread (relative gradient norm) %.3g > "
+                              "tol=%g; increase max_iter or scale the data"
+                              % (self.max_iter, worst, self.tol), ConvergenceWarning)
         else:
             self._pegasos_steps = np.array([r[4] for r in results])
             self.__dict__.pop("dual_coef_", None)
