@@ -275,7 +275,7 @@ class AlignmentStructure(Structure):
         return np.array([[self.score(w, X[i], Y[i]) for i in range(len(X))]
                          for Y in Y_lists]).reshape(len(Y_lists), len(X))
 
-    def _run(self, w, X, Y=None):
+    def _run(self, w, X, Y=None, sign=1.0):
         X = [self.encode_pair(x) for x in X]
         S, gap_open, gap_extend = self.weights(w)
         codes_a = np.concatenate([x.a for x in X] + [np.zeros(0, np.int32)])
@@ -295,7 +295,7 @@ class AlignmentStructure(Structure):
             codes_a=codes_a, offsets_a=offsets_a, codes_b=codes_b, offsets_b=offsets_b,
             substitution=S, gap_open=gap_open, gap_extend=gap_extend,
             local=self.mode == "local", ref_a=ref_a, ref_b=ref_b,
-            loss_weight=self.loss_weight, q_loss=self.loss_kind == "q")
+            loss_weight=sign * self.loss_weight, q_loss=self.loss_kind == "q")
         return scores, [partners[offsets_a[p]:offsets_a[p + 1]].copy() for p in range(len(X))]
 
     def decode(self, w, x):
@@ -309,6 +309,12 @@ class AlignmentStructure(Structure):
 
     def batch_loss_augmented_decode(self, w, X, Y):
         return self._run(w, X, Y)[1] if len(X) else []
+
+    def batch_loss_diminished_decode(self, w, X, Y):
+        """The "hope" alignments ``argmax_y w . Phi(x, y) - Delta(y_ref, y)``: the
+        best-scoring alignments that also agree with the references (Chiang,
+        2012); the same DP with the loss subtracted, an exact argmax."""
+        return self._run(w, X, Y, sign=-1.0)[1] if len(X) else []
 
     def align(self, w, X):
         """(scores, partner arrays) of the best alignments of every pair under ``w``."""
