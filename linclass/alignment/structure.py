@@ -28,8 +28,9 @@ and decomposes over the DP cells, so the loss-augmented alignment is the same
 DP.  ``loss="q"`` is the column-wise loss of the evaluation (the Q-score): the
 number of the reference's aligned pairs that ``y_hat`` does not reproduce,
 ``(1 - Q) * n_pairs(y)``; it ignores pairs aligned in ``y_hat`` only, and it
-decomposes over the match cells.  Neither has an exact slack-rescaled argmax
-in this DP, so ``rescaling="slack"`` is refused when a learner is configured.
+decomposes over the match cells.  Slack rescaling (``Delta (1 - margin)``)
+does not decompose; its exact argmax comes from the same DP with one more
+dimension, the loss count (:meth:`AlignmentStructure.slack_rescaled_decode`).
 
 References
 ----------
@@ -39,7 +40,7 @@ vector training of protein alignment models. J. Comput. Biol. 15:867.
 """
 import numpy as np
 
-from .._core._alignment import align_batch
+from .._core._alignment import align_batch, slack_rescaled_align
 from ..structured.base import Structure
 
 __all__ = ["AlignmentStructure", "SequencePair", "pair_index_matrix"]
@@ -315,6 +316,25 @@ class AlignmentStructure(Structure):
         best-scoring alignments that also agree with the references (Chiang,
         2012); the same DP with the loss subtracted, an exact argmax."""
         return self._run(w, X, Y, sign=-1.0)[1] if len(X) else []
+
+    def slack_rescaled_decode(self, w, x, y):
+        """Exact slack-rescaled argmax ``argmax_y Delta(y) (1 + w.Phi(x, y) - w.Phi(x, y_ref))``
+        by the DP with a loss-count dimension (``_core._alignment.slack_rescaled_align``):
+        time and memory grow with ``len(a) len(b) (L_max + 1)``, ``L_max`` the
+        largest possible loss; pairs whose tables would exceed 5e7 values per
+        DP state are refused with a ``ValueError``."""
+        x = self.encode_pair(x)
+        y = self._partners(x, y)
+        S, gap_open, gap_extend = self.weights(w)
+        if self.loss_kind == "q":
+            ref_b = np.full(x.b.size, -1, dtype=np.int64)
+        else:
+            ref_b = inverse_partners(y, x.b.size)
+        _, _, partners = slack_rescaled_align(
+            x.a, x.b, S, gap_open, gap_extend, self.mode == "local",
+            np.ascontiguousarray(y, dtype=np.int64), ref_b, self.loss_weight,
+            self.loss_kind == "q", self.score(w, x, y))
+        return partners
 
     def align(self, w, X):
         """(scores, partner arrays) of the best alignments of every pair under ``w``."""
