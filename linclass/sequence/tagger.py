@@ -512,7 +512,7 @@ class SequenceTagger(BaseEstimator):
         return counter, sum(r[1] for r in results), sum(r[2] for r in results)
 
     def _fit_ssvm(self, Xf, offsets, gold):
-        from ..structured._chain import chain_structure, fit_chain_ssvm
+        from ..structured.chain import chain_structure, fit_chain_ssvm
         from .structure import SentenceBatch
         # first order: BCFW passes fused in _core._bcfw.chain_pass (order 2: the
         # generic per-sentence BCFW); weighted averaging; stop when the duality

@@ -17,7 +17,7 @@ from linclass.exceptions import ConvergenceWarning
 from linclass.sequence import SequenceTagger
 from linclass.sequence.structure import SentenceBatch, SequenceStructure, _SequenceBCFW
 from linclass.structured import StructuredSVM
-from linclass.structured._chain import ChainBCFW, chain_structure
+from linclass.structured.chain import ChainBCFW, chain_structure
 
 
 def random_batch(seed, n_sent=30, F=20, K=4, max_len=7, empty=True):
