@@ -317,3 +317,190 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
         free(rows)
         free(back)
     return scores_arr, partners_arr
+
+
+# -- slack rescaling: the DP with a loss-count dimension ------------------------------
+#
+# argmax_y Delta(y) (1 + s(y) - s(y_ref)) is not decomposable, but for each loss
+# count L the best score among the alignments with exactly that loss is: the
+# tables below carry one value per (cell, state, L), the same transitions as
+# align_pair with the cell's loss count moving L (0, 1 or 2 per cell), and the
+# rescaled argmax is chosen over L at the end.  Memory and time are
+# (m + 1)(n + 1)(L_max + 1) per state (L_max = m + n, or the number of
+# reference pairs for the Q-score loss); the traceback recomputes the
+# predecessors from the tables (no pointers).
+
+cdef inline Py_ssize_t _tab(Py_ssize_t i, Py_ssize_t j, Py_ssize_t L, Py_ssize_t n1,
+                            Py_ssize_t L1) noexcept nogil:
+    return (i * n1 + j) * L1 + L
+
+
+def slack_rescaled_align(const int32_t[::1] a, const int32_t[::1] b,
+                         const double[:, ::1] substitution, double gap_open,
+                         double gap_extend, bint local, const int64_t[::1] ref_a,
+                         const int64_t[::1] ref_b, double loss_weight, bint q_loss,
+                         double ref_score, Py_ssize_t max_entries=50000000):
+    """Exact slack-rescaled argmax of one pair (see the comment above).
+
+    Returns ``(value, loss count, partners)`` with value
+    ``loss_weight * L * (1 + s(y) - ref_score)`` maximal (0 for the reference
+    itself, L = 0).  ``ref_b`` must be -1 everywhere with ``q_loss``.  Raises
+    ``ValueError`` when the tables would exceed ``max_entries`` values per state.
+    """
+    cdef Py_ssize_t m = a.shape[0], n = b.shape[0], K = substitution.shape[0]
+    cdef Py_ssize_t i, j, L, Lmax, n1 = n + 1, L1, inc, k, best_L = 0, state, end_i = 0, end_j = 0
+    cdef Py_ssize_t total_a = 0, total_b = 0, lstart, lend
+    cdef double open_step = gap_open + gap_extend, v, best, sub, value, best_value = 0.0
+    if substitution.shape[1] != K or K == 0:
+        raise ValueError("substitution must be a non-empty square matrix")
+    if ref_a.shape[0] != m or ref_b.shape[0] != n:
+        raise ValueError("ref_a / ref_b must have the lengths of a / b")
+    for i in range(m):
+        if a[i] < 0 or a[i] >= K or ref_a[i] < -1 or ref_a[i] >= n:
+            raise ValueError("a code or reference partner of a is out of range")
+        total_a += ref_a[i] >= 0
+    for j in range(n):
+        if b[j] < 0 or b[j] >= K or ref_b[j] < -1 or ref_b[j] >= m:
+            raise ValueError("a code or reference partner of b is out of range")
+        total_b += ref_b[j] >= 0
+    if q_loss and total_b:
+        raise ValueError("q_loss needs ref_b = -1 everywhere")
+    Lmax = total_a if q_loss else m + n
+    L1 = Lmax + 1
+    if (m + 1) * n1 * L1 > max_entries:
+        raise ValueError("exact slack rescaling of a %d x %d pair needs %d table entries per "
+                         "state, above max_entries=%d; use rescaling='margin'"
+                         % (m, n, (m + 1) * n1 * L1, max_entries))
+    cdef double[::1] TM = np.full((m + 1) * n1 * L1, -INFINITY)
+    cdef double[::1] TX = np.full((m + 1) * n1 * L1, -INFINITY)
+    cdef double[::1] TY = np.full((m + 1) * n1 * L1, -INFINITY)
+    cdef int64_t[::1] pa = np.zeros(m + 1, dtype=np.int64)   # prefix counts of ref pairs
+    cdef int64_t[::1] pb = np.zeros(n + 1, dtype=np.int64)
+    for i in range(m):
+        pa[i + 1] = pa[i] + (ref_a[i] >= 0)
+    for j in range(n):
+        pb[j + 1] = pb[j] + (ref_b[j] >= 0)
+    if not local:
+        TM[_tab(0, 0, 0, n1, L1)] = 0.0
+    for i in range(m + 1):
+        for j in range(n + 1):
+            if i >= 1 and j >= 1:                       # M: pair (a[i-1], b[j-1])
+                sub = substitution[a[i - 1], b[j - 1]]
+                if q_loss:
+                    inc = ref_a[i - 1] >= 0 and ref_a[i - 1] != j - 1
+                else:
+                    inc = (ref_a[i - 1] != j - 1) + (ref_b[j - 1] != i - 1)
+                for L in range(inc, L1):
+                    k = _tab(i - 1, j - 1, L - inc, n1, L1)
+                    best = TM[k]
+                    if TX[k] > best:
+                        best = TX[k]
+                    if TY[k] > best:
+                        best = TY[k]
+                    TM[_tab(i, j, L, n1, L1)] = best + sub
+                if local:                               # a fresh start here
+                    lstart = pa[i - 1] + pb[j - 1] + inc
+                    k = _tab(i, j, lstart, n1, L1)
+                    if sub > TM[k]:
+                        TM[k] = sub
+            if i >= 1:                                  # X: a[i-1] against a gap
+                inc = ref_a[i - 1] >= 0
+                for L in range(inc, L1):
+                    k = _tab(i - 1, j, L - inc, n1, L1)
+                    best = TM[k] + open_step
+                    v = TX[k] + gap_extend
+                    if v > best:
+                        best = v
+                    TX[_tab(i, j, L, n1, L1)] = best
+            if j >= 1:                                  # Y: b[j-1] against a gap
+                inc = ref_b[j - 1] >= 0
+                for L in range(inc, L1):
+                    k = _tab(i, j - 1, L - inc, n1, L1)
+                    best = TM[k] + open_step
+                    v = TX[k] + open_step
+                    if v > best:
+                        best = v
+                    v = TY[k] + gap_extend
+                    if v > best:
+                        best = v
+                    TY[_tab(i, j, L, n1, L1)] = best
+    # the rescaled argmax over L (and over the end cell in local mode)
+    state = -1                                           # -1: the reference (value 0)
+    best_value = 0.0
+    if local:
+        lend = total_a + total_b                         # the empty alignment
+        value = loss_weight * lend * (1.0 + 0.0 - ref_score)
+        if lend > 0 and value > best_value:
+            best_value, best_L, state = value, lend, 3
+        for i in range(1, m + 1):
+            for j in range(1, n + 1):
+                lend = (total_a - pa[i]) + (total_b - pb[j])
+                for L in range(1, L1):
+                    if L < lend:
+                        continue
+                    v = TM[_tab(i, j, L - lend, n1, L1)]
+                    if v == -INFINITY:
+                        continue
+                    value = loss_weight * L * (1.0 + v - ref_score)
+                    if value > best_value:
+                        best_value, best_L, state, end_i, end_j = value, L, 0, i, j
+    else:
+        for L in range(1, L1):
+            k = _tab(m, n, L, n1, L1)
+            for v in (TM[k], TX[k], TY[k]):
+                if v == -INFINITY:
+                    continue
+                value = loss_weight * L * (1.0 + v - ref_score)
+                if value > best_value:
+                    best_value, best_L = value, L
+        if best_L > 0:
+            k = _tab(m, n, best_L, n1, L1)
+            state = 0 if TM[k] >= TX[k] and TM[k] >= TY[k] else (1 if TX[k] >= TY[k] else 2)
+            end_i, end_j = m, n
+    partners = np.full(m, -1, dtype=np.int64)
+    if state == -1:                                      # the reference is the argmax
+        return 0.0, 0, np.asarray(ref_a).copy()
+    if state == 3:                                       # the empty local alignment
+        return best_value, best_L, partners
+    i, j = end_i, end_j
+    L = best_L - ((total_a - pa[i]) + (total_b - pb[j]) if local else 0)
+    while i > 0 or j > 0:
+        k = _tab(i, j, L, n1, L1)
+        if state == 0:
+            partners[i - 1] = j - 1
+            sub = substitution[a[i - 1], b[j - 1]]
+            if q_loss:
+                inc = ref_a[i - 1] >= 0 and ref_a[i - 1] != j - 1
+            else:
+                inc = (ref_a[i - 1] != j - 1) + (ref_b[j - 1] != i - 1)
+            if local and L == pa[i - 1] + pb[j - 1] + inc and TM[k] == sub:
+                break                                    # the alignment starts here
+            k = _tab(i - 1, j - 1, L - inc, n1, L1)
+            if TM[k] + sub == TM[_tab(i, j, L, n1, L1)]:
+                state = 0
+            elif TX[k] + sub == TM[_tab(i, j, L, n1, L1)]:
+                state = 1
+            else:
+                state = 2
+            i -= 1
+            j -= 1
+            L -= inc
+        elif state == 1:
+            inc = ref_a[i - 1] >= 0
+            k = _tab(i - 1, j, L - inc, n1, L1)
+            state = 0 if TM[k] + open_step == TX[_tab(i, j, L, n1, L1)] else 1
+            i -= 1
+            L -= inc
+        else:
+            inc = ref_b[j - 1] >= 0
+            k = _tab(i, j - 1, L - inc, n1, L1)
+            v = TY[_tab(i, j, L, n1, L1)]
+            if TM[k] + open_step == v:
+                state = 0
+            elif TX[k] + open_step == v:
+                state = 1
+            else:
+                state = 2
+            j -= 1
+            L -= inc
+    return best_value, best_L, partners

@@ -41,9 +41,11 @@ ICML 2016.
 K. Crammer, Y. Singer. On the algorithmic implementation of multiclass
 kernel-based vector machines. JMLR 2, 2001.
 """
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 
 import numpy as np
+
+from ._prefetch cimport PREFETCH_AHEAD, prefetch_row
 
 
 cdef double multiclass_block(double* w, double* v, const int* indices, const double* data,
@@ -361,3 +363,388 @@ def description_pass(double[::1] w, double[::1] v, const int[::1] indices,
     if status != 0:
         raise MemoryError("description_pass: cannot allocate the workspace")
     return gap, k, dl_avg
+
+
+# -- first-order linear chains (the structural SVM sequence tagger) ------------------
+#
+# w = [W (F x K) | trans (K x K) | start (K) | stop (K)].  The block of sentence s
+# is kept in marginal form, as in ``_sequence.bcfw_pass``: its share of w is
+# sum_t x_t (x) m_t + (0 | r_s) with one K-row m_t per token and one
+# (K*K + 2K)-row r_s per sentence, and l_s its share of the dual's linear part.
+# A token row m_t = C sum_y a_y (e_{g_t} - e_{y_t}) is non-zero only on the gold
+# label and the labels the loss-augmented decoder ever chose for that token, so
+# the direction D_t = C (e_{g_t} - e_{p_t}) - m_t is sparse: the pass gathers its
+# active labels once per token and does the line search's ||x (x) D||^2, the
+# update of W and of the averaging sum over nnz(x_t) * (active labels) entries
+# instead of nnz(x_t) * K.  Only the scores (nnz(x) * K) and the Viterbi
+# recursion (n K^2) stay dense.
+
+cdef void chain_viterbi(const double* E, Py_ssize_t n, Py_ssize_t K, const double* trans,
+                        const double* start, const double* stop, double* alpha,
+                        int* out) noexcept nogil:
+    """First-order Viterbi (smallest index on ties); alpha: n*K workspace.
+
+    The forward pass keeps only the max-plus values (a branch-free inner loop
+    over the next label that the compiler vectorises); the back-pointers are
+    recomputed during the backtrack, O(K) per token, with the same additions,
+    so the path equals that of the usual recursion with stored back-pointers.
+    """
+    cdef Py_ssize_t t, j, k
+    cdef double best, s, pj
+    cdef int arg
+    cdef double* prev
+    cdef double* cur
+    cdef const double* row
+    for k in range(K):
+        alpha[k] = start[k] + E[k]
+    for t in range(1, n):
+        prev = alpha + (t - 1) * K
+        cur = alpha + t * K
+        pj = prev[0]
+        for k in range(K):
+            cur[k] = pj + trans[k]
+        for j in range(1, K):
+            pj = prev[j]
+            row = trans + j * K
+            for k in range(K):
+                s = pj + row[k]
+                cur[k] = s if s > cur[k] else cur[k]
+        for k in range(K):
+            cur[k] += E[t * K + k]
+    prev = alpha + (n - 1) * K
+    best = prev[0] + stop[0]
+    arg = 0
+    for k in range(1, K):
+        s = prev[k] + stop[k]
+        if s > best:
+            best = s
+            arg = <int>k
+    out[n - 1] = arg
+    t = n - 1
+    while t > 0:
+        prev = alpha + (t - 1) * K
+        k = out[t]
+        best = prev[0] + trans[k]
+        arg = 0
+        for j in range(1, K):
+            s = prev[j] + trans[j * K + k]
+            if s > best:
+                best = s
+                arg = <int>j
+        out[t - 1] = arg
+        t -= 1
+
+
+def chain_pass(double[::1] w, double[::1] v, Py_ssize_t K, const int[::1] indices,
+               const double[::1] data, const int[::1] indptr,
+               const long long[::1] sent_offsets, const int[::1] gold,
+               double[:, ::1] token_state, double[:, ::1] sent_state, double[::1] l,
+               const long long[::1] visit_order, *, double C, double loss_weight=1.0,
+               bint average=False, double step=0.0, double lv=0.0):
+    """One block-coordinate Frank--Wolfe pass of the first-order chain SSVM
+    (Hamming loss, margin rescaling), without the GIL.
+
+    Same state and result as ``_sequence.bcfw_pass`` (see the comment above):
+    ``w`` updated in place, ``v`` the weighted-averaging sum (``rho_k = k``),
+    ``token_state`` (n_tokens, K), ``sent_state`` (n_sent, K*K + 2K), ``l``
+    (n_sent,).  Tokens are CSR rows (``indptr`` int32 with one entry per token
+    + 1), ``sent_offsets`` the token offsets of the sentences.  All index
+    values are checked here (features < F, labels < K, offsets monotone).
+
+    Returns ``(sum of block gaps, step, lv)``.
+    """
+    cdef Py_ssize_t T = K * K + 2 * K
+    cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t n_visit = visit_order.shape[0]
+    cdef Py_ssize_t F, n_tokens, i, s, row0, n, t, p, k, j, a, max_len = 0, ham, n_act
+    cdef Py_ssize_t p0, p1, f
+    cdef double g, q, gamma, ls, x, val, gap = 0.0, kstep = step, lv_sum = lv, avg_w, lw
+    cdef int status = 0
+    cdef double* E = NULL
+    cdef double* alpha
+    cdef double* dtail
+    cdef double* scratch = NULL
+    cdef double* dval
+    cdef int* dlab
+    cdef Py_ssize_t* dstart
+    cdef int* back = NULL
+    cdef int* pred
+    cdef double* W
+    cdef double* tail
+    cdef double* V = NULL
+    cdef double* Vtail = NULL
+    cdef double* m
+    cdef double* st
+    cdef const int* gs
+    cdef const int* ind_ptr
+    cdef const double* data_ptr
+    if K < 1 or w.shape[0] < T + K or (w.shape[0] - T) % K != 0:
+        raise ValueError("w must hold F*K + K*K + 2K weights")
+    F = (w.shape[0] - T) // K
+    if average and v.shape[0] != w.shape[0]:
+        raise ValueError("v must have the shape of w")
+    if n_sent < 0 or sent_offsets[0] != 0:
+        raise ValueError("sent_offsets must start at 0")
+    for s in range(n_sent):
+        if sent_offsets[s + 1] < sent_offsets[s]:
+            raise ValueError("sent_offsets must be non-decreasing")
+        if sent_offsets[s + 1] - sent_offsets[s] > max_len:
+            max_len = sent_offsets[s + 1] - sent_offsets[s]
+    n_tokens = sent_offsets[n_sent]
+    if (indptr.shape[0] != n_tokens + 1 or gold.shape[0] != n_tokens
+            or token_state.shape[0] != n_tokens or token_state.shape[1] != K
+            or sent_state.shape[0] != n_sent or sent_state.shape[1] != T
+            or l.shape[0] != n_sent):
+        raise ValueError("indptr needs n_tokens + 1 entries, gold/token_state one row per "
+                         "token (token_state (n_tokens, K)), sent_state (n_sent, K*K+2K) "
+                         "and l one entry per sentence")
+    if indptr[0] != 0 or indptr[n_tokens] > indices.shape[0] \
+            or indices.shape[0] != data.shape[0]:
+        raise ValueError("indices/data/indptr disagree")
+    for t in range(n_tokens):
+        if indptr[t + 1] < indptr[t]:
+            raise ValueError("indptr must be non-decreasing")
+        if gold[t] < 0 or gold[t] >= K:
+            raise ValueError("gold label %d outside [0, %d)" % (gold[t], K))
+    for p in range(indptr[n_tokens]):
+        if indices[p] < 0 or indices[p] >= F:
+            raise ValueError("feature index %d outside [0, %d)" % (indices[p], F))
+    for i in range(n_visit):
+        if visit_order[i] < 0 or visit_order[i] >= n_sent:
+            raise ValueError("visit_order holds sentence %d, outside [0, %d)"
+                             % (visit_order[i], n_sent))
+    if n_visit == 0 or n_tokens == 0:
+        return 0.0, step, lv
+    ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    W = &w[0]
+    tail = W + F * K
+    if average:
+        V = &v[0]
+        Vtail = V + F * K
+    lw = loss_weight
+    with nogil:
+        # E (n K) | alpha (n K) | dtail (T) | dval (n K) ; pred (n) | dlab (n K)
+        E = <double*>malloc((3 * max_len * K + T + 1) * sizeof(double))
+        back = <int*>malloc((max_len * K + max_len + 1) * sizeof(int))
+        dstart = <Py_ssize_t*>malloc((max_len + 1) * sizeof(Py_ssize_t))
+        scratch = <double*>calloc(F * K + 1, sizeof(double))
+        if E == NULL or back == NULL or dstart == NULL or scratch == NULL:
+            status = -1
+        else:
+            alpha = E + max_len * K
+            dtail = alpha + max_len * K
+            dval = dtail + T
+            pred = back
+            dlab = pred + max_len
+            for i in range(n_visit):
+                s = visit_order[i]
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                kstep += 1.0
+                if n == 0:
+                    continue
+                gs = &gold[row0]
+                # scores E = x_t . W[:, k]
+                for t in range(n * K):
+                    E[t] = 0.0
+                p1 = indptr[row0 + n]
+                for t in range(n):
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        if p + PREFETCH_AHEAD < p1:
+                            prefetch_row(W + <Py_ssize_t>ind_ptr[p + PREFETCH_AHEAD] * K, K)
+                        x = data_ptr[p]
+                        m = W + <Py_ssize_t>ind_ptr[p] * K
+                        for k in range(K):
+                            E[t * K + k] += x * m[k]
+                # loss-augmented Viterbi (Hamming): scores + lw for labels != gold
+                for t in range(n * K):
+                    dval[t] = E[t] + lw
+                for t in range(n):
+                    dval[t * K + gs[t]] -= lw
+                chain_viterbi(dval, n, K, tail, tail + K * K, tail + K * K + K, alpha, pred)
+                ham = 0
+                for t in range(n):
+                    if pred[t] != gs[t]:
+                        ham += 1
+                ls = C * lw * ham
+                # tail direction: C Psi_tail(x, y*) - r_s
+                st = &sent_state[s, 0]
+                for k in range(T):
+                    dtail[k] = -st[k]
+                for t in range(1, n):
+                    dtail[gs[t - 1] * K + gs[t]] += C
+                    dtail[pred[t - 1] * K + pred[t]] -= C
+                dtail[K * K + gs[0]] += C
+                dtail[K * K + pred[0]] -= C
+                dtail[K * K + K + gs[n - 1]] += C
+                dtail[K * K + K + pred[n - 1]] -= C
+                g = ls - l[s]
+                q = 0.0
+                for k in range(T):
+                    g -= tail[k] * dtail[k]
+                    q += dtail[k] * dtail[k]
+                # sparse token directions D_t (active labels only)
+                n_act = 0
+                for t in range(n):
+                    dstart[t] = n_act
+                    m = &token_state[row0 + t, 0]
+                    for k in range(K):
+                        val = -m[k]
+                        if k == gs[t]:
+                            val = val + C
+                        if k == pred[t]:
+                            val = val - C
+                        if val != 0.0:
+                            dlab[n_act] = <int>k
+                            dval[n_act] = val
+                            g -= E[t * K + k] * val
+                            n_act += 1
+                dstart[n] = n_act
+                # ||sum_t x_t (x) D_t||^2 through the zeroed scratch buffer
+                for t in range(n):
+                    if dstart[t + 1] == dstart[t]:
+                        continue
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = <Py_ssize_t>ind_ptr[p] * K
+                        x = data_ptr[p]
+                        for a in range(dstart[t], dstart[t + 1]):
+                            scratch[f + dlab[a]] += x * dval[a]
+                for t in range(n):
+                    if dstart[t + 1] == dstart[t]:
+                        continue
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = <Py_ssize_t>ind_ptr[p] * K
+                        for a in range(dstart[t], dstart[t + 1]):
+                            val = scratch[f + dlab[a]]
+                            q += val * val
+                            scratch[f + dlab[a]] = 0.0
+                gap += g
+                if g <= 0.0 or q <= 0.0:
+                    continue
+                gamma = g / q
+                if gamma > 1.0:
+                    gamma = 1.0
+                avg_w = 0.5 * kstep * (kstep - 1.0) * gamma
+                for t in range(n):
+                    if dstart[t + 1] == dstart[t]:
+                        continue
+                    m = &token_state[row0 + t, 0]
+                    for a in range(dstart[t], dstart[t + 1]):
+                        m[dlab[a]] += gamma * dval[a]
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = <Py_ssize_t>ind_ptr[p] * K
+                        x = data_ptr[p]
+                        for a in range(dstart[t], dstart[t + 1]):
+                            W[f + dlab[a]] += gamma * x * dval[a]
+                        if V != NULL:
+                            for a in range(dstart[t], dstart[t + 1]):
+                                V[f + dlab[a]] += avg_w * x * dval[a]
+                for k in range(T):
+                    st[k] += gamma * dtail[k]
+                    tail[k] += gamma * dtail[k]
+                    if Vtail != NULL:
+                        Vtail[k] += avg_w * dtail[k]
+                lv_sum += avg_w * (ls - l[s])
+                l[s] += gamma * (ls - l[s])
+        free(E)
+        free(back)
+        free(dstart)
+        free(scratch)
+    if status != 0:
+        raise MemoryError("chain_pass: cannot allocate the workspace")
+    return gap, kstep, lv_sum
+
+
+def chain_hinge(const double[::1] w, Py_ssize_t K, const int[::1] indices,
+                const double[::1] data, const int[::1] indptr,
+                const long long[::1] sent_offsets, const int[::1] gold, *,
+                double loss_weight=1.0):
+    """Sum over sentences of the structured hinge loss of the first-order chain
+    (Hamming loss, margin rescaling), without the GIL:
+    ``sum_s max_y [lw Ham(g_s, y) + F(x_s, y)] - F(x_s, g_s)``, one scoring and
+    one Viterbi pass.  Arguments as :func:`chain_pass` (same checks)."""
+    cdef Py_ssize_t T = K * K + 2 * K
+    cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t F, n_tokens, s, row0, n, t, p, k, p1, max_len = 0
+    cdef double total = 0.0, x, best
+    cdef int status = 0
+    cdef double* E = NULL
+    cdef double* alpha
+    cdef int* pred = NULL
+    cdef const double* W
+    cdef const double* tail
+    cdef const double* m
+    cdef const int* gs
+    cdef const int* ind_ptr
+    cdef const double* data_ptr
+    if K < 1 or w.shape[0] < T + K or (w.shape[0] - T) % K != 0:
+        raise ValueError("w must hold F*K + K*K + 2K weights")
+    F = (w.shape[0] - T) // K
+    if n_sent < 0 or sent_offsets[0] != 0:
+        raise ValueError("sent_offsets must start at 0")
+    for s in range(n_sent):
+        if sent_offsets[s + 1] < sent_offsets[s]:
+            raise ValueError("sent_offsets must be non-decreasing")
+        if sent_offsets[s + 1] - sent_offsets[s] > max_len:
+            max_len = sent_offsets[s + 1] - sent_offsets[s]
+    n_tokens = sent_offsets[n_sent]
+    if indptr.shape[0] != n_tokens + 1 or gold.shape[0] != n_tokens:
+        raise ValueError("indptr needs n_tokens + 1 entries and gold one per token")
+    if indptr[0] != 0 or indptr[n_tokens] > indices.shape[0] \
+            or indices.shape[0] != data.shape[0]:
+        raise ValueError("indices/data/indptr disagree")
+    for t in range(n_tokens):
+        if indptr[t + 1] < indptr[t]:
+            raise ValueError("indptr must be non-decreasing")
+        if gold[t] < 0 or gold[t] >= K:
+            raise ValueError("gold label %d outside [0, %d)" % (gold[t], K))
+    for p in range(indptr[n_tokens]):
+        if indices[p] < 0 or indices[p] >= F:
+            raise ValueError("feature index %d outside [0, %d)" % (indices[p], F))
+    if n_tokens == 0:
+        return 0.0
+    ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    W = &w[0]
+    tail = W + F * K
+    with nogil:
+        E = <double*>malloc((2 * max_len * K + 1) * sizeof(double))
+        pred = <int*>malloc((max_len + 1) * sizeof(int))
+        if E == NULL or pred == NULL:
+            status = -1
+        else:
+            alpha = E + max_len * K
+            for s in range(n_sent):
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                if n == 0:
+                    continue
+                gs = &gold[row0]
+                for t in range(n * K):
+                    E[t] = loss_weight
+                for t in range(n):
+                    E[t * K + gs[t]] = 0.0
+                p1 = indptr[row0 + n]
+                for t in range(n):
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        if p + PREFETCH_AHEAD < p1:
+                            prefetch_row(W + <Py_ssize_t>ind_ptr[p + PREFETCH_AHEAD] * K, K)
+                        x = data_ptr[p]
+                        m = W + <Py_ssize_t>ind_ptr[p] * K
+                        for k in range(K):
+                            E[t * K + k] += x * m[k]
+                chain_viterbi(E, n, K, tail, tail + K * K, tail + K * K + K, alpha, pred)
+                # augmented score of the argmax minus the gold path's score
+                best = tail[K * K + pred[0]] + tail[K * K + K + pred[n - 1]] \
+                    - tail[K * K + gs[0]] - tail[K * K + K + gs[n - 1]]
+                for t in range(n):
+                    best += E[t * K + pred[t]] - E[t * K + gs[t]]
+                for t in range(1, n):
+                    best += tail[pred[t - 1] * K + pred[t]] - tail[gs[t - 1] * K + gs[t]]
+                total += best if best > 0.0 else 0.0
+        free(E)
+        free(pred)
+    if status != 0:
+        raise MemoryError("chain_hinge: cannot allocate the workspace")
+    return total

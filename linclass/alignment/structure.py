@@ -28,8 +28,9 @@ and decomposes over the DP cells, so the loss-augmented alignment is the same
 DP.  ``loss="q"`` is the column-wise loss of the evaluation (the Q-score): the
 number of the reference's aligned pairs that ``y_hat`` does not reproduce,
 ``(1 - Q) * n_pairs(y)``; it ignores pairs aligned in ``y_hat`` only, and it
-decomposes over the match cells.  Neither has an exact slack-rescaled argmax
-in this DP, so ``rescaling="slack"`` is refused when a learner is configured.
+decomposes over the match cells.  Slack rescaling (``Delta (1 - margin)``)
+does not decompose; its exact argmax comes from the same DP with one more
+dimension, the loss count (:meth:`AlignmentStructure.slack_rescaled_decode`).
 
 References
 ----------
@@ -39,7 +40,7 @@ vector training of protein alignment models. J. Comput. Biol. 15:867.
 """
 import numpy as np
 
-from .._core._alignment import align_batch
+from .._core._alignment import align_batch, slack_rescaled_align
 from ..structured.base import Structure
 
 __all__ = ["AlignmentStructure", "SequencePair", "pair_index_matrix"]
@@ -275,7 +276,7 @@ class AlignmentStructure(Structure):
         return np.array([[self.score(w, X[i], Y[i]) for i in range(len(X))]
                          for Y in Y_lists]).reshape(len(Y_lists), len(X))
 
-    def _run(self, w, X, Y=None):
+    def _run(self, w, X, Y=None, sign=1.0):
         X = [self.encode_pair(x) for x in X]
         S, gap_open, gap_extend = self.weights(w)
         codes_a = np.concatenate([x.a for x in X] + [np.zeros(0, np.int32)])
@@ -295,7 +296,7 @@ class AlignmentStructure(Structure):
             codes_a=codes_a, offsets_a=offsets_a, codes_b=codes_b, offsets_b=offsets_b,
             substitution=S, gap_open=gap_open, gap_extend=gap_extend,
             local=self.mode == "local", ref_a=ref_a, ref_b=ref_b,
-            loss_weight=self.loss_weight, q_loss=self.loss_kind == "q")
+            loss_weight=sign * self.loss_weight, q_loss=self.loss_kind == "q")
         return scores, [partners[offsets_a[p]:offsets_a[p + 1]].copy() for p in range(len(X))]
 
     def decode(self, w, x):
@@ -309,6 +310,31 @@ class AlignmentStructure(Structure):
 
     def batch_loss_augmented_decode(self, w, X, Y):
         return self._run(w, X, Y)[1] if len(X) else []
+
+    def batch_loss_diminished_decode(self, w, X, Y):
+        """The "hope" alignments ``argmax_y w . Phi(x, y) - Delta(y_ref, y)``: the
+        best-scoring alignments that also agree with the references (Chiang,
+        2012); the same DP with the loss subtracted, an exact argmax."""
+        return self._run(w, X, Y, sign=-1.0)[1] if len(X) else []
+
+    def slack_rescaled_decode(self, w, x, y):
+        """Exact slack-rescaled argmax ``argmax_y Delta(y) (1 + w.Phi(x, y) - w.Phi(x, y_ref))``
+        by the DP with a loss-count dimension (``_core._alignment.slack_rescaled_align``):
+        time and memory grow with ``len(a) len(b) (L_max + 1)``, ``L_max`` the
+        largest possible loss; pairs whose tables would exceed 5e7 values per
+        DP state are refused with a ``ValueError``."""
+        x = self.encode_pair(x)
+        y = self._partners(x, y)
+        S, gap_open, gap_extend = self.weights(w)
+        if self.loss_kind == "q":
+            ref_b = np.full(x.b.size, -1, dtype=np.int64)
+        else:
+            ref_b = inverse_partners(y, x.b.size)
+        _, _, partners = slack_rescaled_align(
+            x.a, x.b, S, gap_open, gap_extend, self.mode == "local",
+            np.ascontiguousarray(y, dtype=np.int64), ref_b, self.loss_weight,
+            self.loss_kind == "q", self.score(w, x, y))
+        return partners
 
     def align(self, w, X):
         """(scores, partner arrays) of the best alignments of every pair under ``w``."""

@@ -633,13 +633,18 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
             "(loss %.6g); the structural SVM needs the most violated constraint"
             % (type(self.structure).__name__, which, i, shortfall, delta))
 
-    def _fit_bcfw(self, Xb, Y, n, n_features):
+    def _fit_bcfw(self, Xb, Y, n, n_features, gap_scale=None):
         """Block-coordinate Frank--Wolfe (Lacoste-Julien et al., 2013, Alg. 3/4).
 
         Passes over the examples in random order; after a pass whose summed
         block gaps fall below ``tol * P`` (and every ``_GAP_CHECK`` passes) the
         exact duality gap ``P(w) - D(alpha)`` is computed with one batched
         decoding pass; training stops when it is at most ``tol * P(w)``.
+        With ``gap_scale`` (the tagger: ``C`` times the number of training
+        tokens) the stopping threshold is ``tol * gap_scale`` instead.  After
+        a check that fails, the next one waits until the summed block gaps,
+        corrected by the ratio exact gap / summed block gaps of that check,
+        fall below the threshold (or ``_GAP_CHECK`` passes).
         """
         s = self.structure
         C = float(self.C)
@@ -655,12 +660,14 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         converged = False
         last_check = 0
         primal = None
+        calibration = 1.0
         for it in range(0, self.max_iter + 1):
             estimate = None
             if it > 0:
                 estimate = float(state.run_pass(rng.permutation(n).astype(np.int64)))
             check = (it == 0 or it == self.max_iter or it - last_check >= _GAP_CHECK
-                     or estimate <= self.tol * primal)
+                     or estimate * calibration
+                     <= self.tol * (primal if gap_scale is None else gap_scale))
             if not check:
                 self._record(history, start, iteration=it, objective=None,
                              dual_objective=None, gap=None, violation=estimate,
@@ -669,14 +676,19 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
             last_check = it
             w, lin = state.iterate(self.average)
             ww = float(w @ w)
-            _, _, h = self._most_violated(w, Xb, Y, n)
-            primal = 0.5 * ww + C * float(h.sum())
+            if hasattr(state, "hinge"):             # fused primal (sum of hinge losses)
+                h_sum = float(state.hinge(w))
+            else:
+                h_sum = float(self._most_violated(w, Xb, Y, n)[2].sum())
+            primal = 0.5 * ww + C * h_sum
             dual = lin - 0.5 * ww
             self._record(history, start, iteration=it, objective=primal,
                          dual_objective=dual, gap=primal - dual,
                          violation=estimate if estimate is not None else primal - dual,
                          n_constraints=0, cached=False)
-            if primal - dual <= self.tol * primal:
+            if estimate is not None and estimate > 0.0:
+                calibration = max(1.0, (primal - dual) / estimate)
+            if primal - dual <= self.tol * (primal if gap_scale is None else gap_scale):
                 converged = True
                 break
         w, _ = state.iterate(self.average)

@@ -79,17 +79,23 @@ def test_ssvm_tagger_learns():
 
 
 def test_ssvm_objective_matches_direct_structured_svm():
+    # the tagger's BCFW (fused chain passes, averaging, gap per token) stops with
+    # a certified duality gap: its objective is within that gap of the optimum
+    # found by the 1-slack cutting-plane solver at a tight tolerance
     X, Y = small_corpus(3, 25)
-    tagger = SequenceTagger(features="w[0]", trainer="ssvm", C=1.0, max_iter=200, tol=1e-4,
+    tagger = SequenceTagger(features="w[0]", trainer="ssvm", C=1.0, max_iter=200, tol=5e-3,
                             random_state=0)
     tagger.fit(X, Y)
     structure = SequenceStructure(tagger.n_features_, len(tagger.classes_))
     Xf, offsets = tagger._featurize(X, fit=False)
     codes = [np.searchsorted(tagger.classes_, y).astype(np.int32) for y in Y]
-    svm = StructuredSVM(structure, C=1.0, max_iter=200, tol=1e-4, method="bcfw",
-                        random_state=0).fit(
+    svm = StructuredSVM(structure, C=1.0, max_iter=2000, tol=1e-6, method="1-slack").fit(
         structure.split(Xf, offsets), codes)
-    assert tagger.objective_ == pytest.approx(svm.objective_, rel=1e-6)
+    last = tagger.history_[-1]
+    n_tokens = sum(len(y) for y in Y)
+    assert last["gap"] <= 5e-3 * 1.0 * n_tokens
+    assert svm.objective_ - 1e-4 * svm.objective_ <= tagger.objective_
+    assert tagger.objective_ <= svm.objective_ + last["gap"] + 1e-6
 
 
 @pytest.mark.parametrize("order", [1, 2])

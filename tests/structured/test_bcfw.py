@@ -184,10 +184,11 @@ class NoDecodeYet(SequenceStructure):
 
 
 def _task_structures():
-    from linclass.alignment.structure import AlignmentStructure
+    # no exact slack-rescaled argmax: loopy graphs, grammars (alignments have one:
+    # tests/alignment/test_slack_rescaled.py)
     from linclass.graph.structure import GraphStructure
     from linclass.parsing.grammar import GrammarStructure
-    return [AlignmentStructure, GraphStructure, GrammarStructure]
+    return [GraphStructure, GrammarStructure]
 
 
 @pytest.mark.parametrize("method", ["bcfw", "1-slack", "n-slack"])

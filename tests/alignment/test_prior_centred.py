@@ -1,0 +1,116 @@
+"""The prior-centred ramp-loss structural SVM of ``AlignmentLearner(prior="center")``:
+the hope decoder against brute force, C -> 0 gives back the prior, the CCCP
+objective decreases from the prior, ``free="gaps"`` keeps the matrix's shape,
+save/load, and bad parameters."""
+import itertools
+
+import numpy as np
+import pytest
+
+import linclass
+from linclass.alignment import AlignmentLearner, SubstitutionMatrix, alignment_accuracy
+from linclass.alignment.structure import AlignmentStructure
+from linclass.demo.structured import make_alignment_pairs
+
+
+def all_alignments(m, n):
+    for k in range(min(m, n) + 1):
+        for rows in itertools.combinations(range(m), k):
+            for cols in itertools.combinations(range(n), k):
+                y = np.full(m, -1, dtype=np.int64)
+                y[list(rows)] = cols
+                yield y
+
+
+@pytest.mark.parametrize("loss", ["residue", "q"])
+@pytest.mark.parametrize("mode", ["global", "local"])
+def test_hope_decode_equals_brute_force(loss, mode):
+    rng = np.random.default_rng(0)
+    s = AlignmentStructure("ACG", mode=mode, loss=loss, loss_weight=1.5)
+    for _ in range(25):
+        x = tuple("".join(rng.choice(list("ACG"), size=k)) for k in rng.integers(0, 5, 2))
+        refs = list(all_alignments(len(x[0]), len(x[1])))
+        y_ref = refs[rng.integers(len(refs))]
+        w = rng.standard_normal(s.n_features)
+        best = max(s.score(w, x, y) - s.loss(y_ref, y) for y in refs)
+        hope = s.batch_loss_diminished_decode(w, [x], [y_ref])[0]
+        assert s.score(w, x, hope) - s.loss(y_ref, hope) == pytest.approx(best)
+
+
+def _data():
+    alphabet = "ACDEFGHIKL"
+    pairs, refs = make_alignment_pairs(40, length=20, alphabet=alphabet, random_state=3)
+    init = SubstitutionMatrix.identity(alphabet, match=2, mismatch=-1).matrix
+    return alphabet, pairs, refs, init
+
+
+def _ramp_objective(model, pairs, refs, w):
+    s = AlignmentStructure(model.alphabet, loss=model.loss)
+    X = s.batch_inputs(pairs)
+    fear = s.batch_loss_augmented_decode(w, X, refs)
+    hope = s.batch_loss_diminished_decode(w, X, refs)
+    return sum(s.score(w, x, f) + s.loss(r, f) - s.score(w, x, h) + s.loss(r, h)
+               for x, r, f, h in zip(X, refs, fear, hope))
+
+
+def test_tiny_C_gives_back_the_prior():
+    alphabet, pairs, refs, init = _data()
+    model = AlignmentLearner(alphabet, learner="svm", prior="center", init_substitution=init,
+                             init_gap_open=3, init_gap_extend=1, C=1e-6, loss="q").fit(
+        pairs, refs)
+    np.testing.assert_allclose(model.substitution_, init, atol=1e-3)
+    assert model.gap_open_ == pytest.approx(3, abs=1e-3)
+    assert model.gap_extend_ == pytest.approx(1, abs=1e-3)
+
+
+@pytest.mark.parametrize("free", ["all", "gaps"])
+def test_cccp_lowers_the_objective_and_free_gaps_keeps_the_shape(free):
+    alphabet, pairs, refs, init = _data()
+    model = AlignmentLearner(alphabet, learner="svm", prior="center", free=free, C=0.1,
+                             init_substitution=init, init_gap_open=3, init_gap_extend=1,
+                             loss="q", max_iter=30, tol=1e-4).fit(pairs, refs)
+    s = AlignmentStructure(alphabet)
+    w0 = s.substitution_weights(init, -3.0, -1.0)
+    w = s.substitution_weights(model.substitution_, -model.gap_open_, -model.gap_extend_)
+    v = w - w0                  # free="gaps": v = (scale - 1, d open, d extend)
+    if free == "gaps":          # only the scale of the matrix moved
+        scale = model.substitution_[0, 0] / init[0, 0]
+        np.testing.assert_allclose(model.substitution_, scale * init, atol=1e-9)
+        v = np.array([scale - 1.0, v[s.gap_open_index], v[s.gap_extend_index]])
+    before = 0.1 * _ramp_objective(model, pairs, refs, w0)
+    after = 0.5 * float(v @ v) + 0.1 * _ramp_objective(model, pairs, refs, w)
+    assert after < before
+    # the learned weights are a readable SubstitutionMatrix
+    learned = SubstitutionMatrix(alphabet, model.substitution_)
+    assert learned.matrix.shape == (10, 10)
+    assert alignment_accuracy(refs, model.predict(pairs)) > 0.5
+
+
+def test_prior_centred_save_load(tmp_path):
+    alphabet, pairs, refs, init = _data()
+    model = AlignmentLearner(alphabet, learner="svm", prior="center", init_substitution=init,
+                             init_gap_open=3, init_gap_extend=1, C=0.1, max_iter=3).fit(
+        pairs, refs)
+    path = tmp_path / "centred.npz"
+    model.save(path)
+    loaded = linclass.load(path)
+    assert loaded.prior == "center" and loaded.free == "all"
+    for a, b in zip(model.predict(pairs), loaded.predict(pairs)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bad_prior_parameters():
+    alphabet, pairs, refs, init = _data()
+    with pytest.raises(ValueError, match="prior"):
+        AlignmentLearner(alphabet, learner="svm", prior="x", init_substitution=init).fit(
+            pairs, refs)
+    with pytest.raises(ValueError, match="free"):
+        AlignmentLearner(alphabet, learner="svm", prior="center", free="x",
+                         init_substitution=init).fit(pairs, refs)
+    with pytest.raises(ValueError, match="init_substitution"):
+        AlignmentLearner(alphabet, learner="svm", prior="center").fit(pairs, refs)
+    with pytest.raises(ValueError, match="learner='svm'"):
+        AlignmentLearner(alphabet, prior="center", init_substitution=init).fit(pairs, refs)
+    with pytest.raises(ValueError, match="C"):
+        AlignmentLearner(alphabet, learner="svm", prior="center", C=-1.0,
+                         init_substitution=init).fit(pairs, refs)
