@@ -45,8 +45,7 @@ NOTES = [
     "linclass's are CPU time too -- wall-clock times are meaningless on this machine).  "
     "The n_jobs=2 row compares wall-clock per iteration with linclass's own n_jobs=1 (CPU "
     "time adds the threads up).  NER ratio "
-    "= whole `train` wall time ratio.  The machine was shared with other jobs (load "
-    "average 12-18 on 2 cores): absolute times are noisy.",
+    "= whole `train` wall time ratio.",
 ]
 
 

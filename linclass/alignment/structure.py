@@ -45,6 +45,9 @@ from ..structured.base import Structure
 
 __all__ = ["AlignmentStructure", "SequencePair", "pair_index_matrix"]
 
+#: Largest DP table (entries per state) of the exact slack-rescaled argmax.
+SLACK_MAX_ENTRIES = 50_000_000
+
 
 def pair_index_matrix(n_symbols):
     """(K, K) int64 matrix: the feature index of the unordered pair {s, t}."""
@@ -317,6 +320,26 @@ class AlignmentStructure(Structure):
         2012); the same DP with the loss subtracted, an exact argmax."""
         return self._run(w, X, Y, sign=-1.0)[1] if len(X) else []
 
+    def check_slack_rescaling(self, X, Y):
+        """``ValueError`` naming the first training pair whose exact slack-rescaled
+        argmax would need more than :data:`SLACK_MAX_ENTRIES` table entries per DP
+        state (called by :class:`~linclass.structured.StructuredSVM` at the start
+        of ``fit``, so that no pair is refused mid-fit)."""
+        for i, (x, y) in enumerate(zip(X, Y)):
+            x = self.encode_pair(x)
+            m, n = x.a.size, x.b.size
+            if self.loss_kind == "q":
+                l_max = int(np.count_nonzero(np.asarray(self._partners(x, y)) >= 0))
+            else:
+                l_max = m + n
+            entries = (m + 1) * (n + 1) * (l_max + 1)
+            if entries > SLACK_MAX_ENTRIES:
+                raise ValueError(
+                    "rescaling='slack': training pair %d (%d x %d residues) needs %d table "
+                    "entries per DP state for the exact slack-rescaled argmax, above %d; "
+                    "use rescaling='margin' or shorter pairs"
+                    % (i, m, n, entries, SLACK_MAX_ENTRIES))
+
     def slack_rescaled_decode(self, w, x, y):
         """Exact slack-rescaled argmax ``argmax_y Delta(y) (1 + w.Phi(x, y) - w.Phi(x, y_ref))``
         by the DP with a loss-count dimension (``_core._alignment.slack_rescaled_align``):
@@ -333,7 +356,7 @@ class AlignmentStructure(Structure):
         _, _, partners = slack_rescaled_align(
             x.a, x.b, S, gap_open, gap_extend, self.mode == "local",
             np.ascontiguousarray(y, dtype=np.int64), ref_b, self.loss_weight,
-            self.loss_kind == "q", self.score(w, x, y))
+            self.loss_kind == "q", self.score(w, x, y), SLACK_MAX_ENTRIES)
         return partners
 
     def align(self, w, X):

@@ -599,6 +599,12 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         """Learn ``coef_`` from inputs ``X`` and outputs ``Y``."""
         self._check_params()
         n_features, Xb, Y, n = _prepare(self.structure, X, Y)
+        if self.rescaling == "slack":
+            # a structure whose exact slack-rescaled argmax has limits on the
+            # data (alignments: table size) refuses here, before any decoding
+            check_data = getattr(self.structure, "check_slack_rescaling", None)
+            if callable(check_data):
+                check_data(Xb, Y)
         qp_tol = self.qp_tol if self.qp_tol is not None else 0.1 * self.tol
         if self.method == "bcfw":
             w, converged, history = self._fit_bcfw(Xb, Y, n, n_features)

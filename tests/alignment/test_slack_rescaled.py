@@ -81,3 +81,19 @@ def test_loopy_graphs_refuse_slack_rescaling_before_decoding(method):
     with pytest.raises(ValueError, match="rescaling='slack' is not available for Watched"):
         StructuredSVM(Watched(2, 2), rescaling="slack", method=method).fit(
             [g], [np.array([0, 1, 0, 1])])
+
+
+@pytest.mark.parametrize("loss", ["residue", "q"])
+@pytest.mark.parametrize("method", ["bcfw", "1-slack", "n-slack"])
+def test_too_long_pairs_refused_at_fit_start(monkeypatch, loss, method):
+    import linclass.alignment.structure as structure_module
+    from linclass.demo.structured import make_alignment_pairs
+    pairs, refs = make_alignment_pairs(4, length=6, alphabet="ACDE", random_state=0)
+    s = AlignmentStructure("ACDE", loss=loss)
+    calls = []
+    monkeypatch.setattr(AlignmentStructure, "slack_rescaled_decode",
+                        lambda self, w, x, y: calls.append(1))
+    monkeypatch.setattr(structure_module, "SLACK_MAX_ENTRIES", 20)
+    with pytest.raises(ValueError, match="rescaling='slack': training pair 0 "):
+        StructuredSVM(s, rescaling="slack", method=method).fit(pairs, refs)
+    assert calls == []          # refused before any decoding
