@@ -269,7 +269,7 @@ def _threads_rows(rows, news, tagger_data, repeat):
         "n_jobs=1", one_s, two_s, "F1 %.4f" % chunk_f1(Yt, one.predict(Xt)),
         "F1 %.4f" % chunk_f1(Yt, two.predict(Xt)),
         note="target >= 1.6x at F1 >= 93.5; n_jobs=2 trains 2 shards per epoch by parameter "
-             "mixing (%d vs %d epochs); wall time includes featurisation (serial); median of "
+             "mixing (%d vs %d epochs); wall time includes featurisation (the template pass in 2 sentence blocks); median of "
              "%d interleaved runs" % (one.n_iter_, two.n_iter_, tag_repeat)))
 
 
