@@ -368,7 +368,7 @@ def description_pass(double[::1] w, double[::1] v, const int[::1] indices,
 # -- first-order linear chains (the structural SVM sequence tagger) ------------------
 #
 # w = [W (F x K) | trans (K x K) | start (K) | stop (K)].  The block of sentence s
-# is kept in marginal form, as in ``_sequence.bcfw_pass``: its share of w is
+# is kept in marginal form: its share of w is
 # sum_t x_t (x) m_t + (0 | r_s) with one K-row m_t per token and one
 # (K*K + 2K)-row r_s per sentence, and l_s its share of the dual's linear part.
 # A token row m_t = C sum_y a_y (e_{g_t} - e_{y_t}) is non-zero only on the gold
@@ -444,8 +444,7 @@ def chain_pass(double[::1] w, double[::1] v, Py_ssize_t K, const int[::1] indice
     """One block-coordinate Frank--Wolfe pass of the first-order chain SSVM
     (Hamming loss, margin rescaling), without the GIL.
 
-    Same state and result as ``_sequence.bcfw_pass`` (see the comment above):
-    ``w`` updated in place, ``v`` the weighted-averaging sum (``rho_k = k``),
+    State (see the comment above): ``w`` updated in place, ``v`` the weighted-averaging sum (``rho_k = k``),
     ``token_state`` (n_tokens, K), ``sent_state`` (n_sent, K*K + 2K), ``l``
     (n_sent,).  Tokens are CSR rows (``indptr`` int32 with one entry per token
     + 1), ``sent_offsets`` the token offsets of the sentences.  All index

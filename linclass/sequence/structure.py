@@ -438,13 +438,17 @@ class SequenceStructure(Structure):
         """Fused block-coordinate Frank--Wolfe state (first order only, else None).
 
         Each pass of :class:`~linclass.structured.StructuredSVM` with
-        ``method="bcfw"`` runs in :func:`linclass._core._sequence.bcfw_pass`:
-        the Hamming-loss-augmented Viterbi, the exact line search and the
-        update of a sentence happen in one kernel call per pass.
+        ``method="bcfw"`` runs in :func:`linclass._core._bcfw.chain_pass`
+        (:class:`linclass.structured.chain.ChainBCFW`): the
+        Hamming-loss-augmented Viterbi, the exact line search and the update of
+        a sentence happen in one kernel call per pass.
         """
         if self.order != 1 or self.loss_kind != "hamming" or self.label_cost is not None:
             return None            # the fused pass knows the plain Hamming loss only
-        return _SequenceBCFW(self, X, Y, C, average)
+        from ..structured.chain import ChainBCFW
+        state = ChainBCFW(self, X, Y, C, average)       # checks the label count
+        self._check_rows(X, state.gold)
+        return state
 
     def _flat_parts(self, X, Y):
         """Index arrays of Phi(X[i], Y[i]) for all i at once: (emission indices,
@@ -499,42 +503,3 @@ class SequenceStructure(Structure):
         # one dense accumulation for all constraints and parts
         return np.bincount(np.concatenate(idx_all), weights=np.concatenate(val_all),
                            minlength=self.n_features).astype(np.float64)
-
-
-class _SequenceBCFW:
-    """Per-sentence BCFW state in marginal form (see ``_sequence.bcfw_pass``)."""
-
-    def __init__(self, structure, X, Y, C, average):
-        gold = X.concat(Y)
-        if len(gold) != int(X.offsets[len(X.offsets) - 1]):
-            raise ValueError("%d labels for %d tokens" % (len(gold), X.offsets[len(X)]))
-        structure._check_rows(X, gold)
-        if X.data.size and not np.isfinite(X.data).all():
-            raise ValueError("token feature values contain NaN or infinity")
-        K = structure.n_labels
-        self.structure, self.X, self.gold = structure, X, gold
-        self.C = float(C)
-        self.average = bool(average)
-        self.w = np.zeros(structure.n_features)
-        self.v = np.zeros(structure.n_features if average else 0)
-        self.scratch = np.zeros(structure.n_token_features * K)
-        self.token_state = np.zeros((len(gold), K))
-        self.sent_state = np.zeros((len(X), K * K + 2 * K))
-        self.l = np.zeros(len(X))
-        self.step = 0.0
-        self.lv = 0.0
-
-    def run_pass(self, order):
-        X = self.X
-        gap, self.step, self.lv = _sequence.bcfw_pass(
-            self.w, self.v, self.scratch, self.structure.n_labels, X.indices, X.data,
-            X.indptr, X.offsets, self.gold, self.token_state, self.sent_state, self.l,
-            order, C=self.C, loss_weight=self.structure.loss_weight,
-            average=self.average, step=self.step, lv=self.lv)
-        return gap
-
-    def iterate(self, average):
-        if not average or self.step == 0:
-            return self.w, float(self.l.sum())
-        R = 0.5 * self.step * (self.step + 1.0)
-        return self.w - self.v / R, float(self.l.sum()) - self.lv / R

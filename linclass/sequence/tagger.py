@@ -572,13 +572,13 @@ class SequenceTagger(BaseEstimator):
                     sums[a] += u[a]
 
     def _fit_ssvm(self, Xf, offsets, gold):
-        from ..structured.chain import chain_structure, fit_chain_ssvm
-        from .structure import SentenceBatch
+        from ..structured.chain import fit_chain_ssvm
+        from .structure import SentenceBatch, SequenceStructure
         # first order: BCFW passes fused in _core._bcfw.chain_pass (order 2: the
         # generic per-sentence BCFW); weighted averaging; stop when the duality
         # gap is at most tol * C * n_tokens; max_iter counts passes and is
         # raised to at least _SSVM_MIN_PASSES
-        structure = chain_structure(self.n_features_, len(self.classes_), order=self.order)
+        structure = SequenceStructure(self.n_features_, len(self.classes_), order=self.order)
         sentences = SentenceBatch.from_matrix(Xf, offsets)     # batched fast path
         Ys = sentences.split(gold)
         w, history, _ = fit_chain_ssvm(structure, sentences, Ys, C=self.C, tol=self.tol,

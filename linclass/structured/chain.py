@@ -1,5 +1,7 @@
 """Block-coordinate Frank--Wolfe state of the first-order chain structural SVM
-(the tagger's ``trainer="ssvm"``), whole passes in :func:`linclass._core._bcfw.chain_pass`.
+(:meth:`linclass.sequence.SequenceStructure.bcfw_state` for order 1 and the
+Hamming loss; the tagger's ``trainer="ssvm"``), whole passes in
+:func:`linclass._core._bcfw.chain_pass`.
 
 The kernel keeps each sentence's dual block in marginal form and exploits that
 a token's direction is non-zero only on the gold label and the labels the
@@ -12,7 +14,7 @@ import numpy as np
 
 from .._core import _bcfw
 
-__all__ = ["ChainBCFW", "chain_structure"]
+__all__ = ["ChainBCFW", "fit_chain_ssvm"]
 
 
 class ChainBCFW:
@@ -63,20 +65,6 @@ class ChainBCFW:
             return self.w, float(self.l.sum())
         R = 0.5 * self.step * (self.step + 1.0)
         return self.w - self.v / R, float(self.l.sum()) - self.lv / R
-
-
-def chain_structure(n_token_features, n_labels, order=1):
-    """A :class:`~linclass.sequence.SequenceStructure` whose BCFW passes (order 1,
-    Hamming loss) run in :func:`linclass._core._bcfw.chain_pass`."""
-    from ..sequence.structure import SequenceStructure
-
-    class _ChainStructure(SequenceStructure):
-        def bcfw_state(self, X, Y, C, average):
-            if self.order != 1 or self.loss_kind != "hamming" or self.label_cost is not None:
-                return super().bcfw_state(X, Y, C, average)
-            return ChainBCFW(self, X, Y, C, average)
-
-    return _ChainStructure(n_token_features, n_labels, order=order)
 
 
 def fit_chain_ssvm(structure, sentences, Ys, *, C, tol, max_passes, random_state=None,
