@@ -182,6 +182,32 @@ cdef struct Params:
     double average_start # averaging is on from step t >= average_start (0: off)
 
 
+cdef Params make_params(str kernel, int loss, int learning_rate, double eta0,
+                        double power_t, double t0, double alpha, double l1_ratio,
+                        double intercept_decay, bint fit_intercept,
+                        double average_start) except *:
+    """The checked step parameters of ``sgd_epoch`` / ``sgd_epoch_ovr`` (``kernel``
+    names the caller in the error messages)."""
+    if loss < HINGE or loss > MODIFIED_HUBER or learning_rate < CONSTANT \
+            or learning_rate > INVSCALING:
+        raise ValueError("%s: unknown loss or learning-rate code" % kernel)
+    if learning_rate == OPTIMAL and not alpha > 0.0:
+        raise ValueError("%s: the optimal schedule needs alpha > 0" % kernel)
+    cdef Params P
+    P.loss = loss
+    P.schedule = learning_rate
+    P.eta0 = eta0
+    P.power_t = power_t
+    P.t0 = t0
+    P.l2 = alpha * (1.0 - l1_ratio)
+    P.l1 = alpha * l1_ratio
+    P.inv_alpha = 1.0 / alpha if alpha > 0.0 else 0.0
+    P.intercept_decay = intercept_decay
+    P.fit_intercept = fit_intercept
+    P.average_start = average_start
+    return P
+
+
 cdef inline void fold_scale(double* v, double* scale, double* avg_a,
                             Py_ssize_t d) noexcept nogil:
     """v *= scale; A /= scale; scale = 1   (S = U + A v unchanged)"""
@@ -326,24 +352,9 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
             or (l1_ratio > 0.0 and l1_q.shape[0] != n_features) \
             or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1:
         raise ValueError("sgd_epoch: inconsistent array shapes")
-    if loss < HINGE or loss > MODIFIED_HUBER or learning_rate < CONSTANT \
-            or learning_rate > INVSCALING:
-        raise ValueError("sgd_epoch: unknown loss or learning-rate code")
-    if learning_rate == OPTIMAL and not alpha > 0.0:
-        raise ValueError("sgd_epoch: the optimal schedule needs alpha > 0")
+    cdef Params P = make_params("sgd_epoch", loss, learning_rate, eta0, power_t, t0, alpha,
+                                l1_ratio, intercept_decay, fit_intercept, average_start)
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
-    cdef Params P
-    P.loss = loss
-    P.schedule = learning_rate
-    P.eta0 = eta0
-    P.power_t = power_t
-    P.t0 = t0
-    P.l2 = alpha * (1.0 - l1_ratio)
-    P.l1 = alpha * l1_ratio
-    P.inv_alpha = 1.0 / alpha if alpha > 0.0 else 0.0
-    P.intercept_decay = intercept_decay
-    P.fit_intercept = fit_intercept
-    P.average_start = average_start
     cdef Rng rng
     cdef int status
     cdef double sum_loss = 0.0
@@ -612,24 +623,9 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
             or l1_q.shape[0] != (n_features if l1_ratio > 0.0 else l1_q.shape[0]) \
             or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1:
         raise ValueError("sgd_epoch_ovr: inconsistent array shapes")
-    if loss < HINGE or loss > MODIFIED_HUBER or learning_rate < CONSTANT \
-            or learning_rate > INVSCALING:
-        raise ValueError("sgd_epoch_ovr: unknown loss or learning-rate code")
-    if learning_rate == OPTIMAL and not alpha > 0.0:
-        raise ValueError("sgd_epoch_ovr: the optimal schedule needs alpha > 0")
+    cdef Params P = make_params("sgd_epoch_ovr", loss, learning_rate, eta0, power_t, t0, alpha,
+                                l1_ratio, intercept_decay, fit_intercept, average_start)
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
-    cdef Params P
-    P.loss = loss
-    P.schedule = learning_rate
-    P.eta0 = eta0
-    P.power_t = power_t
-    P.t0 = t0
-    P.l2 = alpha * (1.0 - l1_ratio)
-    P.l1 = alpha * l1_ratio
-    P.inv_alpha = 1.0 / alpha if alpha > 0.0 else 0.0
-    P.intercept_decay = intercept_decay
-    P.fit_intercept = fit_intercept
-    P.average_start = average_start
     cdef Rng rng
     status = np.zeros(K, dtype=np.int32)
     sum_loss = np.zeros(K)
