@@ -435,6 +435,44 @@ cdef void chain_viterbi(const double* E, Py_ssize_t n, Py_ssize_t K, const doubl
         t -= 1
 
 
+cdef Py_ssize_t _check_chain_batch(Py_ssize_t K, Py_ssize_t n_weights,
+                                   const int[::1] indices, const double[::1] data,
+                                   const int[::1] indptr, const long long[::1] sent_offsets,
+                                   const int[::1] gold, Py_ssize_t* F_out) except -1:
+    """The checks shared by :func:`chain_pass` and :func:`chain_hinge`: the weight
+    layout (``F_out`` gets F), monotone offsets, CSR token rows and every index
+    the kernels follow.  Returns the longest sentence's length."""
+    cdef Py_ssize_t T = K * K + 2 * K
+    cdef Py_ssize_t n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t F, n_tokens, s, t, p, max_len = 0
+    if K < 1 or n_weights < T + K or (n_weights - T) % K != 0:
+        raise ValueError("w must hold F*K + K*K + 2K weights")
+    F = (n_weights - T) // K
+    if n_sent < 0 or sent_offsets[0] != 0:
+        raise ValueError("sent_offsets must start at 0")
+    for s in range(n_sent):
+        if sent_offsets[s + 1] < sent_offsets[s]:
+            raise ValueError("sent_offsets must be non-decreasing")
+        if sent_offsets[s + 1] - sent_offsets[s] > max_len:
+            max_len = sent_offsets[s + 1] - sent_offsets[s]
+    n_tokens = sent_offsets[n_sent]
+    if indptr.shape[0] != n_tokens + 1 or gold.shape[0] != n_tokens:
+        raise ValueError("indptr needs n_tokens + 1 entries and gold one per token")
+    if indptr[0] != 0 or indptr[n_tokens] > indices.shape[0] \
+            or indices.shape[0] != data.shape[0]:
+        raise ValueError("indices/data/indptr disagree")
+    for t in range(n_tokens):
+        if indptr[t + 1] < indptr[t]:
+            raise ValueError("indptr must be non-decreasing")
+        if gold[t] < 0 or gold[t] >= K:
+            raise ValueError("gold label %d outside [0, %d)" % (gold[t], K))
+    for p in range(indptr[n_tokens]):
+        if indices[p] < 0 or indices[p] >= F:
+            raise ValueError("feature index %d outside [0, %d)" % (indices[p], F))
+    F_out[0] = F
+    return max_len
+
+
 def chain_pass(double[::1] w, double[::1] v, Py_ssize_t K, const int[::1] indices,
                const double[::1] data, const int[::1] indptr,
                const long long[::1] sent_offsets, const int[::1] gold,
@@ -477,37 +515,16 @@ def chain_pass(double[::1] w, double[::1] v, Py_ssize_t K, const int[::1] indice
     cdef const int* gs
     cdef const int* ind_ptr
     cdef const double* data_ptr
-    if K < 1 or w.shape[0] < T + K or (w.shape[0] - T) % K != 0:
-        raise ValueError("w must hold F*K + K*K + 2K weights")
-    F = (w.shape[0] - T) // K
+    max_len = _check_chain_batch(K, w.shape[0], indices, data, indptr, sent_offsets, gold,
+                                 &F)
     if average and v.shape[0] != w.shape[0]:
         raise ValueError("v must have the shape of w")
-    if n_sent < 0 or sent_offsets[0] != 0:
-        raise ValueError("sent_offsets must start at 0")
-    for s in range(n_sent):
-        if sent_offsets[s + 1] < sent_offsets[s]:
-            raise ValueError("sent_offsets must be non-decreasing")
-        if sent_offsets[s + 1] - sent_offsets[s] > max_len:
-            max_len = sent_offsets[s + 1] - sent_offsets[s]
     n_tokens = sent_offsets[n_sent]
-    if (indptr.shape[0] != n_tokens + 1 or gold.shape[0] != n_tokens
-            or token_state.shape[0] != n_tokens or token_state.shape[1] != K
+    if (token_state.shape[0] != n_tokens or token_state.shape[1] != K
             or sent_state.shape[0] != n_sent or sent_state.shape[1] != T
             or l.shape[0] != n_sent):
-        raise ValueError("indptr needs n_tokens + 1 entries, gold/token_state one row per "
-                         "token (token_state (n_tokens, K)), sent_state (n_sent, K*K+2K) "
+        raise ValueError("token_state must be (n_tokens, K), sent_state (n_sent, K*K+2K) "
                          "and l one entry per sentence")
-    if indptr[0] != 0 or indptr[n_tokens] > indices.shape[0] \
-            or indices.shape[0] != data.shape[0]:
-        raise ValueError("indices/data/indptr disagree")
-    for t in range(n_tokens):
-        if indptr[t + 1] < indptr[t]:
-            raise ValueError("indptr must be non-decreasing")
-        if gold[t] < 0 or gold[t] >= K:
-            raise ValueError("gold label %d outside [0, %d)" % (gold[t], K))
-    for p in range(indptr[n_tokens]):
-        if indices[p] < 0 or indices[p] >= F:
-            raise ValueError("feature index %d outside [0, %d)" % (indices[p], F))
     for i in range(n_visit):
         if visit_order[i] < 0 or visit_order[i] >= n_sent:
             raise ValueError("visit_order holds sentence %d, outside [0, %d)"
@@ -677,30 +694,9 @@ def chain_hinge(const double[::1] w, Py_ssize_t K, const int[::1] indices,
     cdef const int* gs
     cdef const int* ind_ptr
     cdef const double* data_ptr
-    if K < 1 or w.shape[0] < T + K or (w.shape[0] - T) % K != 0:
-        raise ValueError("w must hold F*K + K*K + 2K weights")
-    F = (w.shape[0] - T) // K
-    if n_sent < 0 or sent_offsets[0] != 0:
-        raise ValueError("sent_offsets must start at 0")
-    for s in range(n_sent):
-        if sent_offsets[s + 1] < sent_offsets[s]:
-            raise ValueError("sent_offsets must be non-decreasing")
-        if sent_offsets[s + 1] - sent_offsets[s] > max_len:
-            max_len = sent_offsets[s + 1] - sent_offsets[s]
+    max_len = _check_chain_batch(K, w.shape[0], indices, data, indptr, sent_offsets, gold,
+                                 &F)
     n_tokens = sent_offsets[n_sent]
-    if indptr.shape[0] != n_tokens + 1 or gold.shape[0] != n_tokens:
-        raise ValueError("indptr needs n_tokens + 1 entries and gold one per token")
-    if indptr[0] != 0 or indptr[n_tokens] > indices.shape[0] \
-            or indices.shape[0] != data.shape[0]:
-        raise ValueError("indices/data/indptr disagree")
-    for t in range(n_tokens):
-        if indptr[t + 1] < indptr[t]:
-            raise ValueError("indptr must be non-decreasing")
-        if gold[t] < 0 or gold[t] >= K:
-            raise ValueError("gold label %d outside [0, %d)" % (gold[t], K))
-    for p in range(indptr[n_tokens]):
-        if indices[p] < 0 or indices[p] >= F:
-            raise ValueError("feature index %d outside [0, %d)" % (indices[p], F))
     if n_tokens == 0:
         return 0.0
     ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
