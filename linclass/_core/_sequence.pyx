@@ -19,7 +19,7 @@ validates every array: no bounds checks happen here.
 from cython cimport floating
 from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
 
@@ -30,9 +30,9 @@ cdef extern from "_sequence_simd.h" nogil:
     Py_ssize_t lc_pad8(Py_ssize_t K)
     int lc_simd_level()
     int lc_simd_set_level(int level)
-    void lc_emission_f32(const float* W, Py_ssize_t K, const int* ind, const double* data,
-                         const int* indptr, Py_ssize_t row0, Py_ssize_t n, int binary,
-                         float* E, Py_ssize_t ldE)
+    void lc_emission_f32_ov(const float* W, Py_ssize_t K, const int* ind, const double* data,
+                            const int* indptr, Py_ssize_t row0, Py_ssize_t n, int binary,
+                            const int* slot, const float* pool, float* E, Py_ssize_t ldE)
     void lc_pad_trans(const float* trans, Py_ssize_t K, float* Tp, float* Tt)
     void lc_set_trans(const float* trans, Py_ssize_t K, Py_ssize_t j, Py_ssize_t k,
                       float* Tp, float* Tt)
@@ -264,18 +264,22 @@ cdef double decode_sentence(const floating* W, const floating* trans, const floa
                             const floating* start, const floating* stop, Py_ssize_t K, int order,
                             const int* indices, const double* data, const int* indptr,
                             Py_ssize_t row0, Py_ssize_t n, const int* gold, double loss_weight,
-                            Workspace* ws, int* out) noexcept nogil:
+                            Workspace* ws, int* out, const int* slot,
+                            const float* pool) noexcept nogil:
+    # slot/pool (float32 only): feature f reads pool row slot[f] - 1 where slot[f] != 0
+    # (a parameter-mixing shard's private rows, see perceptron_epoch_shard)
     cdef floating* E = <floating*>ws.E
     cdef floating* delta = <floating*>ws.delta
     cdef Py_ssize_t Kp
     if floating is float:
         if order == 1:            # SIMD emission and max-only forward pass, padded rows
             Kp = lc_pad8(K)
-            lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, ws.Ep, Kp)
+            lc_emission_f32_ov(W, K, indices, data, indptr, row0, n, ws.binary, slot, pool,
+                               ws.Ep, Kp)
             if gold != NULL:
                 add_hamming(ws.Ep, n, K, Kp, gold, loss_weight)
             return lc_viterbi1_f32(ws.Ep, n, K, trans, ws.Tp, ws.Tt, start, stop, ws.Dp, out)
-        lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, E, K)
+        lc_emission_f32_ov(W, K, indices, data, indptr, row0, n, ws.binary, slot, pool, E, K)
     else:
         emission_scores(W, K, indices, data, indptr, row0, n, E)
     if gold != NULL:
@@ -409,7 +413,7 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
                 scores[s] = decode_sentence(&W[0, 0], &trans[0, 0], trans2_ptr, &start[0],
                                             &stop[0], K, order, ind_ptr, data_ptr,
                                             &indptr[0], row0, n, gold_ptr, loss_weight,
-                                            &ws, ws.path)
+                                            &ws, ws.path, NULL, NULL)
                 for t in range(n):
                     out[row0 + t] = ws.path[t]
         workspace_free(&ws)
@@ -433,6 +437,149 @@ cdef inline void avg_add(float* w, double* u, Py_ssize_t j, double delta, double
     u[j] += c * delta
 
 
+cdef struct Overlay:
+    # A parameter-mixing shard's private emission rows (see perceptron_epoch_shard):
+    # slot[f] = 0 (feature f reads the shared W) or r + 1 (its row is pool_w[r], its
+    # averaging sums pool_u[r]); rows[r] = f for the n_rows rows in use.
+    int* slot
+    int* rows
+    float* pool_w
+    double* pool_u
+    Py_ssize_t n_rows
+
+
+cdef inline Py_ssize_t overlay_row(Overlay* ov, const float* W, Py_ssize_t f,
+                                   Py_ssize_t K) noexcept nogil:
+    """The pool row of feature f, copied from W[f] (sums zero) at its first update."""
+    cdef Py_ssize_t r = ov.slot[f] - 1, k
+    if r < 0:
+        r = ov.n_rows
+        ov.n_rows = r + 1
+        ov.rows[r] = <int>f
+        ov.slot[f] = <int>(r + 1)
+        memcpy(ov.pool_w + r * K, W + f * K, K * sizeof(float))
+        memset(ov.pool_u + r * K, 0, K * sizeof(double))
+    return r
+
+
+cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* trans2,
+                double* U_trans2, float* start, double* U_start, float* stop, double* U_stop,
+                Py_ssize_t K, int order, const int* ind_ptr, const double* data_ptr,
+                const int* indptr, Py_ssize_t n_tokens, const long long* sent_offsets,
+                Py_ssize_t max_len, const int* gold_base, const int* visit_order,
+                Py_ssize_t n_visit, int binary, double sum_scale, Overlay* ov,
+                unsigned char* touched, double* counter, Py_ssize_t* n_sent_err_out,
+                Py_ssize_t* n_tok_err_out) noexcept nogil:
+    """The perceptron epoch (see perceptron_epoch); with ``ov`` the emission rows
+    are read from and updated in the shard's overlay (W and U_W are not
+    written).  Returns -1 when the workspace cannot be allocated."""
+    cdef Workspace ws
+    cdef Py_ssize_t i, s, row0, n, t, p, f, r
+    cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
+    cdef int g, y, differs
+    cdef double c = counter[0], v, cs
+    cdef int* pred
+    cdef const int* gs
+    cdef float* wrow
+    cdef double* urow
+    cdef const int* slot = ov.slot if ov != NULL else NULL
+    cdef const float* pool = ov.pool_w if ov != NULL else NULL
+    if workspace_alloc(&ws, max_len, K, order) != 0:
+        workspace_free(&ws)
+        return -1
+    pred = ws.path
+    if binary >= 0:
+        ws.binary = binary
+    elif data_ptr != NULL:
+        ws.binary = lc_all_ones(data_ptr + indptr[0], indptr[n_tokens] - indptr[0])
+    lc_pad_trans(trans, K, ws.Tp, ws.Tt)
+    for i in range(n_visit):
+        s = visit_order[i]
+        row0 = sent_offsets[s]
+        n = sent_offsets[s + 1] - row0
+        if n > 0:
+            cs = c * sum_scale
+            gs = gold_base + row0
+            decode_sentence(<const float*>W, <const float*>trans, <const float*>trans2,
+                            <const float*>start, <const float*>stop, K, order, ind_ptr,
+                            data_ptr, indptr, row0, n, NULL, 0.0, &ws, pred, slot, pool)
+            differs = 0
+            for t in range(n):
+                g = gs[t]
+                y = pred[t]
+                if g == y:
+                    continue
+                differs = 1
+                n_tok_err += 1
+                for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                    f = ind_ptr[p]
+                    v = data_ptr[p]
+                    if ov == NULL:
+                        wrow = W + f * K
+                        urow = U_W + f * K
+                        if touched != NULL:
+                            touched[f] = 1
+                    else:
+                        r = overlay_row(ov, W, f, K)
+                        wrow = ov.pool_w + r * K
+                        urow = ov.pool_u + r * K
+                    avg_add(wrow, urow, g, v, cs)      # W[f, g] += v
+                    avg_add(wrow, urow, y, -v, cs)     # W[f, y] -= v
+            if differs:
+                n_sent_err += 1
+                if gs[0] != pred[0]:
+                    avg_add(start, U_start, gs[0], 1.0, cs)
+                    avg_add(start, U_start, pred[0], -1.0, cs)
+                if gs[n - 1] != pred[n - 1]:
+                    avg_add(stop, U_stop, gs[n - 1], 1.0, cs)
+                    avg_add(stop, U_stop, pred[n - 1], -1.0, cs)
+                for t in range(1, n):
+                    if gs[t - 1] != pred[t - 1] or gs[t] != pred[t]:
+                        avg_add(trans, U_trans, gs[t - 1] * K + gs[t], 1.0, cs)
+                        avg_add(trans, U_trans, pred[t - 1] * K + pred[t], -1.0, cs)
+                        lc_set_trans(trans, K, gs[t - 1], gs[t], ws.Tp, ws.Tt)
+                        lc_set_trans(trans, K, pred[t - 1], pred[t], ws.Tp, ws.Tt)
+                if order == 2:
+                    for t in range(2, n):
+                        if (gs[t - 2] != pred[t - 2] or gs[t - 1] != pred[t - 1]
+                                or gs[t] != pred[t]):
+                            avg_add(trans2, U_trans2,
+                                    (gs[t - 2] * K + gs[t - 1]) * K + gs[t], 1.0, cs)
+                            avg_add(trans2, U_trans2,
+                                    (pred[t - 2] * K + pred[t - 1]) * K + pred[t], -1.0, cs)
+        c += 1.0
+    workspace_free(&ws)
+    counter[0] = c
+    n_sent_err_out[0] = n_sent_err
+    n_tok_err_out[0] = n_tok_err
+    return 0
+
+
+def _check_epoch_args(Py_ssize_t F, Py_ssize_t K, trans, start, stop, trans2, int order,
+                      const int[::1] indices, const double[::1] data, const int[::1] indptr,
+                      const long long[::1] sent_offsets, const int[::1] gold,
+                      const int[::1] visit_order, sums):
+    """The entry points' checks (shapes, gold length, visit order); returns n_tokens."""
+    cdef Py_ssize_t i, n_tokens
+    n_tokens = _check_shapes(F, K, (trans.shape[0], trans.shape[1]), start.shape[0],
+                             stop.shape[0], trans2.shape[0], order, indices.shape[0],
+                             data.shape[0], indptr, sent_offsets)
+    _debug_check_values(F, K, indices, indptr, n_tokens, gold)
+    if gold.shape[0] < n_tokens:
+        raise ValueError("gold needs one label per token")
+    U_W, U_trans, U_trans2, U_start, U_stop = sums
+    if ((U_W is not None and (U_W.shape[0] != F or U_W.shape[1] != K))
+            or U_trans.shape[0] != K or U_trans.shape[1] != K
+            or U_trans2.shape[0] != trans2.shape[0]
+            or U_start.shape[0] != K or U_stop.shape[0] != K):
+        raise ValueError("the averaging sums must have the shapes of the weights")
+    for i in range(visit_order.shape[0]):
+        if visit_order[i] < 0 or visit_order[i] >= sent_offsets.shape[0] - 1:
+            raise ValueError("visit_order holds sentence %d, outside [0, %d)"
+                             % (visit_order[i], sent_offsets.shape[0] - 1))
+    return n_tokens
+
+
 def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                      float[:, ::1] trans, double[:, ::1] U_trans,
                      float[::1] trans2, double[::1] U_trans2,
@@ -441,8 +588,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
                      const int[::1] indices, const double[::1] data, const int[::1] indptr,
                      const long long[::1] sent_offsets, const int[::1] gold,
                      const int[::1] visit_order, *, int order=1, double counter=1.0,
-                     unsigned char[::1] touched=None, int binary=-1,
-                     double sum_scale=1.0):
+                     unsigned char[::1] touched=None, int binary=-1, double sum_scale=1.0):
     """One epoch of the averaged structured perceptron, entirely without the GIL.
 
     For each sentence in `visit_order`: decode with the current weights; where
@@ -452,44 +598,22 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
     counter * update for lazy averaging; the counter advances once per sentence.
     The averaged weights are  W - U_W / counter  (computed by the caller).
     `touched` (optional, one byte per feature row) gets 1 at every row of `W`
-    the epoch updates (parameter mixing then visits those rows only).
+    the epoch updates (the distributed mixing then ships those rows only).
     ``binary``: as in :func:`viterbi_batch` (1: every value of ``data`` is 1.0).
     ``sum_scale``: the averaging sums get ``(counter * sum_scale) * update``
-    (parameter mixing over n shards passes 1/n; 1.0 gives exactly
-    ``counter * update``).
+    (1.0 gives exactly ``counter * update``).
 
     Returns (counter, n_sentence_errors, n_token_errors).
     """
     cdef Py_ssize_t K = W.shape[1]
-    cdef Py_ssize_t n_visit = visit_order.shape[0]
-    cdef Py_ssize_t i, s, row0, n, t, p, k, f, max_len, n_tokens
+    cdef Py_ssize_t n_visit = visit_order.shape[0], n_tokens, max_len
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
-    cdef int g, y, differs
-    cdef double c = counter, v, cs
-    cdef Workspace ws
+    cdef double c = counter
     cdef int status = 0
-    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
-    cdef float* trans2_ptr = &trans2[0] if trans2.shape[0] > 0 else NULL
-    cdef double* U2_ptr = &U_trans2[0] if U_trans2.shape[0] > 0 else NULL
-    cdef int* pred
-    cdef const int* gs
-    cdef const int* gold_base = &gold[0] if gold.shape[0] > 0 else NULL
     cdef unsigned char* touched_ptr = NULL
-    n_tokens = _check_shapes(W.shape[0], K, (trans.shape[0], trans.shape[1]), start.shape[0],
-                             stop.shape[0], trans2.shape[0], order, indices.shape[0],
-                             data.shape[0], indptr, sent_offsets)
-    _debug_check_values(W.shape[0], K, indices, indptr, n_tokens, gold)
-    if gold.shape[0] < n_tokens:
-        raise ValueError("gold needs one label per token")
-    if (U_W.shape[0] != W.shape[0] or U_W.shape[1] != K or U_trans.shape[0] != K
-            or U_trans.shape[1] != K or U_trans2.shape[0] != trans2.shape[0]
-            or U_start.shape[0] != K or U_stop.shape[0] != K):
-        raise ValueError("the averaging sums must have the shapes of the weights")
-    for i in range(n_visit):
-        if visit_order[i] < 0 or visit_order[i] >= sent_offsets.shape[0] - 1:
-            raise ValueError("visit_order holds sentence %d, outside [0, %d)"
-                             % (visit_order[i], sent_offsets.shape[0] - 1))
+    n_tokens = _check_epoch_args(W.shape[0], K, trans, start, stop, trans2, order, indices,
+                                 data, indptr, sent_offsets, gold, visit_order,
+                                 (U_W, U_trans, U_trans2, U_start, U_stop))
     if touched is not None:
         if touched.shape[0] != W.shape[0]:
             raise ValueError("touched must have one entry per row of W")
@@ -499,67 +623,15 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
         return counter, 0, 0
     max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)
     with nogil:
-        status = workspace_alloc(&ws, max_len, K, order)
-        if status == 0:
-            pred = ws.path
-            if binary >= 0:
-                ws.binary = binary
-            elif data_ptr != NULL:
-                ws.binary = lc_all_ones(data_ptr + indptr[0], indptr[n_tokens] - indptr[0])
-            lc_pad_trans(&trans[0, 0], K, ws.Tp, ws.Tt)
-            for i in range(n_visit):
-                s = visit_order[i]
-                row0 = sent_offsets[s]
-                n = sent_offsets[s + 1] - row0
-                if n > 0:
-                    cs = c * sum_scale
-                    gs = gold_base + row0
-                    decode_sentence(&W[0, 0], &trans[0, 0], <const float*>trans2_ptr,
-                                    &start[0], &stop[0], K, order, ind_ptr, data_ptr,
-                                    &indptr[0], row0, n, NULL, 0.0, &ws, pred)
-                    differs = 0
-                    for t in range(n):
-                        g = gs[t]
-                        y = pred[t]
-                        if g == y:
-                            continue
-                        differs = 1
-                        n_tok_err += 1
-                        for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
-                            f = ind_ptr[p]
-                            v = data_ptr[p]
-                            avg_add(&W[0, 0], &U_W[0, 0], f * K + g, v, cs)     # W[f, g] += v
-                            avg_add(&W[0, 0], &U_W[0, 0], f * K + y, -v, cs)    # W[f, y] -= v
-                            if touched_ptr != NULL:
-                                touched_ptr[f] = 1
-                    if differs:
-                        n_sent_err += 1
-                        if gs[0] != pred[0]:
-                            avg_add(&start[0], &U_start[0], gs[0], 1.0, cs)
-                            avg_add(&start[0], &U_start[0], pred[0], -1.0, cs)
-                        if gs[n - 1] != pred[n - 1]:
-                            avg_add(&stop[0], &U_stop[0], gs[n - 1], 1.0, cs)
-                            avg_add(&stop[0], &U_stop[0], pred[n - 1], -1.0, cs)
-                        for t in range(1, n):
-                            if gs[t - 1] != pred[t - 1] or gs[t] != pred[t]:
-                                avg_add(&trans[0, 0], &U_trans[0, 0],
-                                        gs[t - 1] * K + gs[t], 1.0, cs)
-                                avg_add(&trans[0, 0], &U_trans[0, 0],
-                                        pred[t - 1] * K + pred[t], -1.0, cs)
-                                lc_set_trans(&trans[0, 0], K, gs[t - 1], gs[t], ws.Tp, ws.Tt)
-                                lc_set_trans(&trans[0, 0], K, pred[t - 1], pred[t], ws.Tp,
-                                             ws.Tt)
-                        if order == 2:
-                            for t in range(2, n):
-                                if (gs[t - 2] != pred[t - 2] or gs[t - 1] != pred[t - 1]
-                                        or gs[t] != pred[t]):
-                                    avg_add(trans2_ptr, U2_ptr,
-                                            (gs[t - 2] * K + gs[t - 1]) * K + gs[t], 1.0, cs)
-                                    avg_add(trans2_ptr, U2_ptr,
-                                            (pred[t - 2] * K + pred[t - 1]) * K + pred[t],
-                                            -1.0, cs)
-                c += 1.0
-        workspace_free(&ws)
+        status = _epoch(&W[0, 0], &U_W[0, 0], &trans[0, 0], &U_trans[0, 0],
+                        &trans2[0] if trans2.shape[0] > 0 else NULL,
+                        &U_trans2[0] if U_trans2.shape[0] > 0 else NULL,
+                        &start[0], &U_start[0], &stop[0], &U_stop[0], K, order,
+                        &indices[0] if indices.shape[0] > 0 else NULL,
+                        &data[0] if data.shape[0] > 0 else NULL, &indptr[0], n_tokens,
+                        &sent_offsets[0], max_len, &gold[0] if gold.shape[0] > 0 else NULL,
+                        &visit_order[0], n_visit, binary, sum_scale, NULL, touched_ptr,
+                        &c, &n_sent_err, &n_tok_err)
     if status != 0:
         raise MemoryError("perceptron_epoch: cannot allocate the decoding workspace")
     return c, n_sent_err, n_tok_err
@@ -567,64 +639,153 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
 
 # ------------------------------------------- iterative parameter mixing --
 
-def add_rows(const long long[::1] rows, const double[:, ::1] src, double[:, ::1] dst):
-    """dst[r] += src[r] for each r in ``rows`` (folding private averaging sums)."""
-    cdef Py_ssize_t i, k, r, n_rows = rows.shape[0], K = dst.shape[1], F = dst.shape[0]
-    if src.shape[0] != F or src.shape[1] != K:
-        raise ValueError("add_rows: src and dst differ in shape")
-    for i in range(n_rows):
-        if not 0 <= rows[i] < F:
-            raise ValueError("add_rows: row %d out of range" % rows[i])
-    with nogil:
-        for i in range(n_rows):
-            r = rows[i]
-            for k in range(K):
-                dst[r, k] += src[r, k]
+def perceptron_epoch_shard(const float[:, ::1] W,
+                           float[:, ::1] trans, double[:, ::1] U_trans,
+                           float[::1] trans2, double[::1] U_trans2,
+                           float[::1] start, double[::1] U_start,
+                           float[::1] stop, double[::1] U_stop,
+                           const int[::1] indices, const double[::1] data,
+                           const int[::1] indptr, const long long[::1] sent_offsets,
+                           const int[::1] gold, const int[::1] visit_order,
+                           int[::1] slot, int[::1] rows, float[:, ::1] pool_w,
+                           double[:, ::1] pool_u, Py_ssize_t n_old_rows, *, int order=1,
+                           double counter=1.0, int binary=-1, double sum_scale=1.0):
+    """One shard's epoch of iterative parameter mixing, without the GIL.
 
+    The perceptron epoch of :func:`perceptron_epoch` on the sentences of
+    ``visit_order``, starting from the emission weights ``W`` (shared by all
+    shards and only read here) and the shard's own copies of the small arrays
+    (``trans``, ``trans2``, ``start``, ``stop``: updated in place, their sums
+    in ``U_*``).  Emission rows are copied on their first update into the
+    shard's *overlay*: ``slot`` (F,) int32, ``slot[f] = r + 1`` when row ``f``
+    lives in ``pool_w[r]`` (its averaging sums in ``pool_u[r]``, starting at
+    zero), ``rows[r] = f``.  The decoded scores are bit for bit those of a
+    dense private copy of ``W``.  The first ``n_old_rows`` entries of ``rows``
+    (the previous epoch's overlay) are cleared first.  ``pool_w``/``pool_u``
+    need F rows (never all touched: allocate them with ``np.empty``).
 
-def mix_weight_rows(const long long[::1] rows, list shard_w, float[:, ::1] W):
-    """Iterative parameter mixing of the emission rows ``rows`` in one pass.
-
-    ``W`` holds shard 0's weights (the model's own array), ``shard_w`` the
-    private weights of shards 1..n-1.  For each entry: W := float32((W +
-    shard_w[0] + ... ) / n) summed in float64 in that order, and every
-    private copy := W.  The averaging sums are not touched: each shard adds
-    to its own (scaled by 1/n, see :func:`perceptron_epoch`), and the caller
-    adds the private ones to the model's once, after the last epoch.
+    Returns (counter, n_sentence_errors, n_token_errors, n_rows).
     """
-    cdef Py_ssize_t n = len(shard_w) + 1, F = W.shape[0], K = W.shape[1]
-    cdef Py_ssize_t i, j, k, r, n_rows = rows.shape[0]
-    cdef float[:, ::1] wv
-    for j in range(n - 1):
-        wv = shard_w[j]
-        if wv.shape[0] != F or wv.shape[1] != K:
-            raise ValueError("mix_weight_rows: shard %d has the wrong shape" % (j + 1))
+    cdef Py_ssize_t F = W.shape[0], K = W.shape[1]
+    cdef Py_ssize_t n_visit = visit_order.shape[0], n_tokens, max_len, i
+    cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
+    cdef double c = counter
+    cdef int status = 0
+    cdef Overlay ov
+    n_tokens = _check_epoch_args(F, K, trans, start, stop, trans2, order, indices, data,
+                                 indptr, sent_offsets, gold, visit_order,
+                                 (None, U_trans, U_trans2, U_start, U_stop))
+    if (slot.shape[0] != F or rows.shape[0] != F or pool_w.shape[0] != F
+            or pool_w.shape[1] != K or pool_u.shape[0] != F or pool_u.shape[1] != K):
+        raise ValueError("perceptron_epoch_shard: slot and rows need F entries, pool_w and "
+                         "pool_u the shape of W")
+    if not 0 <= n_old_rows <= F:
+        raise ValueError("n_old_rows must be in [0, F]")
+    for i in range(n_old_rows):
+        if not 0 <= rows[i] < F:
+            raise ValueError("rows holds %d, outside [0, %d)" % (rows[i], F))
+    max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)
+    ov.slot = &slot[0]
+    ov.rows = &rows[0]
+    ov.pool_w = &pool_w[0, 0]
+    ov.pool_u = &pool_u[0, 0]
+    ov.n_rows = 0
+    with nogil:
+        for i in range(n_old_rows):
+            slot[rows[i]] = 0
+        if n_visit > 0:
+            status = _epoch(<float*>&W[0, 0], NULL, &trans[0, 0], &U_trans[0, 0],
+                            &trans2[0] if trans2.shape[0] > 0 else NULL,
+                            &U_trans2[0] if U_trans2.shape[0] > 0 else NULL,
+                            &start[0], &U_start[0], &stop[0], &U_stop[0], K, order,
+                            &indices[0] if indices.shape[0] > 0 else NULL,
+                            &data[0] if data.shape[0] > 0 else NULL, &indptr[0], n_tokens,
+                            &sent_offsets[0], max_len,
+                            &gold[0] if gold.shape[0] > 0 else NULL, &visit_order[0],
+                            n_visit, binary, sum_scale, &ov, NULL, &c, &n_sent_err,
+                            &n_tok_err)
+    if status != 0:
+        raise MemoryError("perceptron_epoch_shard: cannot allocate the decoding workspace")
+    return c, n_sent_err, n_tok_err, ov.n_rows
+
+
+def mix_shard_rows(Py_ssize_t owner, float[:, ::1] W, double[:, ::1] U_W, list slots,
+                   list pools_w, list pools_u, const int[::1] rows, Py_ssize_t n_rows):
+    """Iterative parameter mixing of the emission rows shard ``owner`` updated.
+
+    For each of the first ``n_rows`` entries f of ``rows`` (shard ``owner``'s
+    overlay, see :func:`perceptron_epoch_shard`) that no earlier shard
+    updated -- so every row is mixed by exactly one call, and the calls of
+    different owners can run in parallel --: ``W[f] := float32(sum_j w_j[f] /
+    n)`` summed in float64 in shard order, ``w_j[f]`` the pool row of shard
+    ``j`` where it has one, else ``W[f]``; and ``U_W[f] += pool_u_j[row]`` in
+    shard order (the shards' averaging sums).  The overlays are read only
+    (each shard clears its own at its next epoch).
+    """
+    cdef Py_ssize_t n = len(slots), F = W.shape[0], K = W.shape[1]
+    cdef Py_ssize_t i, j, k, f, r
+    cdef int[::1] sv
+    cdef float[:, ::1] pw
+    cdef double[:, ::1] pu
+    if not (len(pools_w) == len(pools_u) == n) or not 0 <= owner < n:
+        raise ValueError("mix_shard_rows: one slot array and two pools per shard")
+    if U_W.shape[0] != F or U_W.shape[1] != K or not 0 <= n_rows <= rows.shape[0]:
+        raise ValueError("mix_shard_rows: U_W must have the shape of W, n_rows <= len(rows)")
+    for j in range(n):
+        sv = slots[j]
+        pw = pools_w[j]
+        pu = pools_u[j]
+        if (sv.shape[0] != F or pw.shape[0] != F or pw.shape[1] != K
+                or pu.shape[0] != F or pu.shape[1] != K):
+            raise ValueError("mix_shard_rows: shard %d has the wrong shapes" % j)
     for i in range(n_rows):
         if not 0 <= rows[i] < F:
-            raise ValueError("mix_weight_rows: row %d out of range" % rows[i])
+            raise ValueError("mix_shard_rows: row %d out of range" % rows[i])
     if n_rows == 0:
         return
+    cdef int** sp = <int**>malloc(n * sizeof(int*))
     cdef float** wp = <float**>malloc(n * sizeof(float*))
-    if wp == NULL:
+    cdef double** up = <double**>malloc(n * sizeof(double*))
+    if sp == NULL or wp == NULL or up == NULL:
+        free(sp)
+        free(wp)
+        free(up)
         raise MemoryError()
-    for j in range(n - 1):
-        wv = shard_w[j]
-        wp[j] = &wv[0, 0]
+    for j in range(n):
+        sv = slots[j]
+        pw = pools_w[j]
+        pu = pools_u[j]
+        sp[j] = &sv[0]
+        wp[j] = &pw[0, 0]
+        up[j] = &pu[0, 0]
     cdef double mean, denom = <double>n
-    cdef float value
     cdef float* w0 = &W[0, 0]
-    cdef Py_ssize_t at
+    cdef double* u0 = &U_W[0, 0]
+    cdef bint earlier
     with nogil:
         for i in range(n_rows):
-            r = rows[i]
+            f = rows[i]
+            earlier = False
+            for j in range(owner):
+                if sp[j][f] != 0:
+                    earlier = True
+                    break
+            if earlier:
+                continue
             for k in range(K):
-                at = r * K + k
                 mean = 0.0
-                mean += w0[at]
-                for j in range(n - 1):
-                    mean += wp[j][at]
-                value = <float>(mean / denom)
-                w0[at] = value
-                for j in range(n - 1):
-                    wp[j][at] = value
+                for j in range(n):
+                    r = sp[j][f] - 1
+                    if r >= 0:
+                        mean += wp[j][r * K + k]
+                    else:
+                        mean += w0[f * K + k]
+                w0[f * K + k] = <float>(mean / denom)
+            for j in range(n):
+                r = sp[j][f] - 1
+                if r >= 0:
+                    for k in range(K):
+                        u0[f * K + k] += up[j][r * K + k]
+    free(sp)
     free(wp)
+    free(up)

@@ -416,25 +416,26 @@ class SequenceTagger(BaseEstimator):
             state["sums"][0] = np.concatenate([U, np.zeros((extra, U.shape[1]), U.dtype)])
             self.n_features_ = n_features
 
-    def _publish_weights(self):
+    def _publish_weights(self, pool=None, n_threads=1):
+        """The fitted weights: the lazy averages ``w - u / counter`` (or the
+        last weights); the emission matrix in ``n_threads`` row blocks on
+        ``pool``."""
         state = self._train_state
         out = []
-        n_threads = max(1, min(int(self.n_jobs), state["weights"][0].size // 65536))
         for w, u in zip(state["weights"], state["sums"]):
             if self.average:
                 avg = np.empty_like(w)
                 flat = (w.reshape(-1), u.reshape(-1), avg.reshape(-1))
-                bounds = np.linspace(0, w.size, n_threads + 1).astype(np.int64)
-
-                def part(j, flat=flat, bounds=bounds):
-                    a, b = bounds[j], bounds[j + 1]
-                    _sequence.averaged_weights(flat[0][a:b], flat[1][a:b], state["counter"],
-                                               flat[2][a:b])
                 if n_threads > 1 and w.size >= 65536:
-                    with ThreadPoolExecutor(n_threads) as pool:
-                        list(pool.map(part, range(n_threads)))
+                    bounds = np.linspace(0, w.size, n_threads + 1).astype(np.int64)
+
+                    def part(j, flat=flat, bounds=bounds):
+                        a, b = bounds[j], bounds[j + 1]
+                        _sequence.averaged_weights(flat[0][a:b], flat[1][a:b],
+                                                   state["counter"], flat[2][a:b])
+                    list(pool.map(part, range(n_threads)))
                 else:
-                    part(0, bounds=np.array([0, w.size]))
+                    _sequence.averaged_weights(flat[0], flat[1], state["counter"], flat[2])
                 out.append(avg)
             else:
                 out.append(w.copy())
@@ -450,126 +451,113 @@ class SequenceTagger(BaseEstimator):
         if order is None or len(order) != n_sent:
             order = state["order"] = np.arange(n_sent, dtype=np.int32)
         converged = False
-        self._mix_buffers = None
         binary = _binary_flag(Xf)
-        for epoch in range(max_iter):
-            if self.shuffle:
-                rng.shuffle(order)
-            t0 = time.perf_counter()
-            n_shards = min(int(self.n_jobs), n_sent)
-            if n_shards <= 1:
-                c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
-                    W, U[0], trans, U[1], trans2, U[2], start, U[3], stop, U[4],
-                    Xf.indices, Xf.data, Xf.indptr, offsets, gold, order,
-                    order=self.order, counter=state["counter"], binary=binary)
-            else:
-                c, n_sent_err, n_tok_err = self._mixed_epoch(Xf, offsets, gold, order, n_shards,
-                                                             binary)
-            state["counter"] = c
-            stats = {"epoch": len(self.history_) + 1, "sentence_errors": int(n_sent_err),
-                     "token_errors": int(n_tok_err),
-                     "token_error_rate": n_tok_err / max(1, Xf.shape[0]),
-                     "seconds": time.perf_counter() - t0}
-            self.history_.append(stats)
-            if self.verbose:
-                print("epoch %(epoch)3d  sentence errors %(sentence_errors)6d  token errors "
-                      "%(token_errors)7d (%(token_error_rate).4f)  %(seconds).2fs" % stats)
-            if n_sent_err == 0:
-                converged = True
-                break
-        self._fold_mix_sums()
-        self.n_iter_ = len(self.history_)
-        self._publish_weights()
+        n_shards = min(int(self.n_jobs), n_sent)
+        pool = ThreadPoolExecutor(n_shards) if n_shards > 1 else None
+        try:
+            shards = self._shard_buffers(n_shards) if n_shards > 1 else None
+            for epoch in range(max_iter):
+                if self.shuffle:
+                    rng.shuffle(order)
+                t0 = time.perf_counter()
+                if n_shards <= 1:
+                    c, n_sent_err, n_tok_err = _sequence.perceptron_epoch(
+                        W, U[0], trans, U[1], trans2, U[2], start, U[3], stop, U[4],
+                        Xf.indices, Xf.data, Xf.indptr, offsets, gold, order,
+                        order=self.order, counter=state["counter"], binary=binary)
+                else:
+                    c, n_sent_err, n_tok_err = self._mixed_epoch(
+                        pool, shards, Xf, offsets, gold, order, binary)
+                state["counter"] = c
+                stats = {"epoch": len(self.history_) + 1, "sentence_errors": int(n_sent_err),
+                         "token_errors": int(n_tok_err),
+                         "token_error_rate": n_tok_err / max(1, Xf.shape[0]),
+                         "seconds": time.perf_counter() - t0}
+                self.history_.append(stats)
+                if self.verbose:
+                    print("epoch %(epoch)3d  sentence errors %(sentence_errors)6d  token "
+                          "errors %(token_errors)7d (%(token_error_rate).4f)  %(seconds).2fs"
+                          % stats)
+                if n_sent_err == 0:
+                    converged = True
+                    break
+            self.n_iter_ = len(self.history_)
+            self._publish_weights(pool, n_shards)
+        finally:
+            if pool is not None:
+                pool.shutdown()
         return converged
 
-    def _mixed_epoch(self, Xf, offsets, gold, order, n_shards, binary=-1):
+    def _shard_buffers(self, n_shards):
+        """Per shard of parameter mixing: its overlay of private emission rows
+        (slot and row lists; weight and sum pools of F rows allocated with
+        np.empty, so only the rows a shard updates take memory) and the number
+        of overlay rows in use."""
+        F, K = self._train_state["weights"][0].shape
+        return [{"slot": np.zeros(F, np.int32), "rows": np.empty(F, np.int32),
+                 "pool_w": np.empty((F, K), np.float32), "pool_u": np.empty((F, K), np.float64),
+                 "n_rows": 0} for _ in range(n_shards)]
+
+    def _mixed_epoch(self, pool, shards, Xf, offsets, gold, order, binary=-1):
         """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
 
-        The shuffled visit order is cut into ``n_shards`` contiguous shards;
+        The shuffled visit order is cut into ``len(shards)`` contiguous shards;
         each thread runs the perceptron epoch on its shard from the current
         weights (the kernel releases the GIL), then the weights become the
-        uniform mean of the shards' weights.  Shard 0 trains on the model's
-        own arrays, shards 1.. on private weights (equal to the mixed ones
-        between epochs: only the rows some shard updated are mixed and copied
-        back).  Averaging stays exact for the mixed trajectory: every shard
-        starts its counter at the epoch's counter and adds ``counter / n *
-        update`` to its own averaging sums (shard 0 to the model's, the others
-        to private sums that :meth:`_fold_mix_sums` adds to the model's after
-        the last epoch), so the model's sums gain the mean of the shards'
-        sums; the counter advances by the longest shard.  The result depends
-        on ``n_jobs`` (the shards) and on the seed, never on thread timing:
-        every array entry is written by one thread, sums in a fixed order.
+        uniform mean of the shards' weights.  The emission weights are shared
+        and only read during the epoch: a shard copies a row into its private
+        overlay at the row's first update (:func:`_sequence.perceptron_epoch_shard`,
+        the same scores as a dense private copy), so the epoch touches memory
+        in proportion to the updates, not to the model.  Then only the rows
+        some shard updated are mixed, each by one thread
+        (:func:`_sequence.mix_shard_rows`); the small arrays (transitions,
+        start, stop) are private copies mixed whole.  Averaging stays exact
+        for the mixed trajectory: every shard starts its counter at the
+        epoch's counter and adds ``counter / n * update`` to its own sums,
+        which are added to the model's sums in shard order after the epoch;
+        the counter advances by the longest shard.  The result depends on
+        ``n_jobs`` (the shards) and on the seed, never on thread timing: every
+        array entry is written by one thread, sums in a fixed order.
         """
         state = self._train_state
         weights, sums = state["weights"], state["sums"]
         c0 = state["counter"]
+        n_shards = len(shards)
         bounds = np.linspace(0, len(order), n_shards + 1).astype(np.int64)
-        buffers = self._mix_buffers
-        if buffers is None or len(buffers) != n_shards - 1 or \
-                buffers[0][0][0].shape != weights[0].shape:
-            self._fold_mix_sums()
-            # private weights (kept equal to the mixed ones between epochs), zero sums
-            # (np.zeros: calloc, so only the pages of rows a shard touches are faulted in)
-            fresh = state["counter"] == 1.0          # no update yet: all weights are 0
-            buffers = self._mix_buffers = [
-                ([np.zeros(w.shape, w.dtype) if fresh and a == 0 else w.copy()
-                  for a, w in enumerate(weights)],
-                 [np.zeros(u.shape, u.dtype) for u in sums],
-                 np.zeros(weights[0].shape[0], np.uint8))      # rows its sums hold
-                for _ in range(n_shards - 1)]
-        touched = [np.zeros(weights[0].shape[0], np.uint8) for _ in range(n_shards)]
-        shards = [(weights, sums)] + [(w, u) for w, u, _ in buffers]
         scale = 1.0 / n_shards
+        small = [[w.copy() for w in weights[1:]] for _ in range(n_shards)]
+        small_sums = [[np.zeros(u.shape, u.dtype) for u in sums[1:]] for _ in range(n_shards)]
 
         def run(j):
-            w, u = shards[j]
-            return _sequence.perceptron_epoch(
-                w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3], w[4], u[4],
+            sh, w, u = shards[j], small[j], small_sums[j]
+            out = _sequence.perceptron_epoch_shard(
+                weights[0], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
-                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]),
-                order=self.order, counter=c0, touched=touched[j], binary=binary,
-                sum_scale=scale)
+                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), sh["slot"], sh["rows"],
+                sh["pool_w"], sh["pool_u"], sh["n_rows"], order=self.order, counter=c0,
+                binary=binary, sum_scale=scale)
+            sh["n_rows"] = out[3]
+            return out[:3]
 
-        private_w = [w[0] for w, _, _ in buffers]
+        slots = [sh["slot"] for sh in shards]
+        pools_w = [sh["pool_w"] for sh in shards]
+        pools_u = [sh["pool_u"] for sh in shards]
 
-        def mix(part):
-            _sequence.mix_weight_rows(part, private_w, weights[0])
+        def mix(j):
+            _sequence.mix_shard_rows(j, weights[0], sums[0], slots, pools_w, pools_u,
+                                     shards[j]["rows"], shards[j]["n_rows"])
 
-        with ThreadPoolExecutor(n_shards) as pool:
-            results = list(pool.map(run, range(n_shards)))
-            for (_, _, ever), t in zip(buffers, touched[1:]):
-                ever |= t
-                touched[0] |= t
-            rows = np.flatnonzero(touched[0]).astype(np.int64)
-            # emission rows no shard updated are equal in every shard: mix the others
-            # only, the rows split over the threads (each entry is mixed by one thread)
-            list(pool.map(mix, np.array_split(rows, n_shards)))
-        for a in range(1, len(weights)):          # the small arrays: whole
+        results = list(pool.map(run, range(n_shards)))
+        list(pool.map(mix, range(n_shards)))
+        for a in range(1, len(weights)):          # the small arrays: whole, shard order
             mean_w = np.zeros(weights[a].shape, np.float64)
-            for w, _ in shards:
-                mean_w += w[a]
+            for w in small:
+                mean_w += w[a - 1]
             weights[a][...] = (mean_w / n_shards).astype(np.float32)
-            for w, _, _ in buffers:
-                w[a][...] = weights[a]
+            for u in small_sums:
+                sums[a] += u[a - 1]
         counter = max(r[0] for r in results)
         return counter, sum(r[1] for r in results), sum(r[2] for r in results)
-
-    def _fold_mix_sums(self):
-        """Add the private averaging sums of parameter mixing to the model's
-        (shard order) and drop the private arrays."""
-        buffers = getattr(self, "_mix_buffers", None)
-        self._mix_buffers = None
-        if not buffers:
-            return
-        sums = self._train_state["sums"]
-        n_threads = len(buffers) + 1
-        with ThreadPoolExecutor(n_threads) as pool:
-            for _, u, ever in buffers:                # the rows this shard updated
-                rows = np.flatnonzero(ever).astype(np.int64)
-                list(pool.map(lambda part: _sequence.add_rows(part, u[0], sums[0]),
-                              np.array_split(rows, n_threads)))
-                for a in range(1, len(sums)):
-                    sums[a] += u[a]
 
     def _fit_ssvm(self, Xf, offsets, gold):
         from ..structured.chain import fit_chain_ssvm

@@ -264,46 +264,110 @@ def test_simd_level_rejects_unknown_levels():
         _sequence.simd_level(3)
 
 
+def _random_chain_problem(rng, n_sent=40, F=30, K=5):
+    lengths = rng.integers(1, 8, n_sent)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n_tok = int(offsets[-1])
+    nnz = rng.integers(1, 5, n_tok)
+    indptr = np.concatenate(([0], np.cumsum(nnz))).astype(np.int32)
+    indices = np.concatenate([np.sort(rng.choice(F, size=k, replace=False))
+                              for k in nnz]).astype(np.int32)
+    data = np.ones(len(indices))
+    gold = rng.integers(0, K, n_tok).astype(np.int32)
+    return indices, data, indptr, offsets, gold
+
+
 @pytest.mark.parametrize("n_shards", [1, 2, 3])
-def test_mix_weight_rows_equals_the_numpy_mixing_bit_for_bit(n_shards):
-    # the fused kernel of iterative parameter mixing against the numpy expression:
-    # W (shard 0) and the private copies become float32 of their float64 mean,
-    # summed in shard order; rows not listed stay as they are
+def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards):
+    # parameter mixing with shared emission weights and per-shard overlays of the
+    # updated rows == each shard on a dense private copy with zero sums, then the
+    # float64 mean of the weights and the sums added in shard order; bit for bit,
+    # over several epochs (the overlays are cleared by the next epoch)
     from linclass._core import _sequence as core
     rng = np.random.default_rng(n_shards)
-    F, K = 40, 7
+    F, K = 30, 5
+    indices, data, indptr, offsets, gold = _random_chain_problem(rng, F=F, K=K)
+    n_sent = len(offsets) - 1
     W = rng.normal(size=(F, K)).astype(np.float32)
-    private = [rng.normal(size=(F, K)).astype(np.float32) for _ in range(n_shards - 1)]
-    rows = np.sort(rng.choice(F, size=17, replace=False)).astype(np.int64)
-    W_ref = W.copy()
-    p_ref = [w.copy() for w in private]
-    mean_w = np.zeros((len(rows), K), np.float64)
-    for w in [W_ref] + p_ref:
-        mean_w += w[rows]
-    W_ref[rows] = (mean_w / n_shards).astype(np.float32)
-    for w in p_ref:
-        w[rows] = W_ref[rows]
-    core.mix_weight_rows(rows, private, W)
-    assert W.tobytes() == W_ref.tobytes()
-    for a, b in zip(private, p_ref):
-        assert a.tobytes() == b.tobytes()
-    with pytest.raises(ValueError, match="out of range"):
-        core.mix_weight_rows(np.array([F], dtype=np.int64), private, W)
-    if n_shards > 1:
-        with pytest.raises(ValueError, match="shape"):
-            core.mix_weight_rows(rows, [np.zeros((F, K + 1), np.float32)] * (n_shards - 1), W)
+    small = [rng.normal(size=(K, K)).astype(np.float32), np.zeros(0, np.float32),
+             rng.normal(size=K).astype(np.float32), rng.normal(size=K).astype(np.float32)]
+    U = rng.normal(size=(F, K))
+    W_ref, U_ref = W.copy(), U.copy()
+    shards = [{"slot": np.zeros(F, np.int32), "rows": np.empty(F, np.int32),
+               "pool_w": np.empty((F, K), np.float32), "pool_u": np.empty((F, K)),
+               "n_rows": 0} for _ in range(n_shards)]
+    counter = 1.0
+    for epoch in range(3):
+        order = rng.permutation(n_sent).astype(np.int32)
+        bounds = np.linspace(0, n_sent, n_shards + 1).astype(int)
+        dense_w = [W_ref.copy() for _ in range(n_shards)]
+        dense_u = [np.zeros((F, K)) for _ in range(n_shards)]
+        counters = []
+        for j in range(n_shards):
+            part = np.ascontiguousarray(order[bounds[j]:bounds[j + 1]])
+            ref_small = [a.copy() for a in small]
+            ref_sums = [np.zeros(a.shape) for a in small]
+            c_ref = core.perceptron_epoch(
+                dense_w[j], dense_u[j], ref_small[0], ref_sums[0], ref_small[1], ref_sums[1],
+                ref_small[2], ref_sums[2], ref_small[3], ref_sums[3], indices, data, indptr,
+                offsets, gold, part, counter=counter, sum_scale=1.0 / n_shards)
+            got_small = [a.copy() for a in small]
+            got_sums = [np.zeros(a.shape) for a in small]
+            sh = shards[j]
+            out = core.perceptron_epoch_shard(
+                W, got_small[0], got_sums[0], got_small[1], got_sums[1], got_small[2],
+                got_sums[2], got_small[3], got_sums[3], indices, data, indptr, offsets, gold,
+                part, sh["slot"], sh["rows"], sh["pool_w"], sh["pool_u"], sh["n_rows"],
+                counter=counter, sum_scale=1.0 / n_shards)
+            sh["n_rows"] = out[3]
+            assert out[:3] == c_ref
+            for a, b in zip(got_small + got_sums, ref_small + ref_sums):
+                assert a.tobytes() == b.tobytes()
+            rows = sh["rows"][:out[3]]
+            assert len(set(rows.tolist())) == out[3]
+            assert np.array_equal(np.sort(rows), np.flatnonzero(np.any(dense_u[j] != 0, axis=1)
+                                                                | np.any(dense_w[j] != W_ref,
+                                                                         axis=1)))
+            assert np.array_equal(sh["slot"][rows], np.arange(1, out[3] + 1))
+            assert sh["pool_w"][:out[3]].tobytes() == dense_w[j][rows].tobytes()
+            counters.append(c_ref[0])
+        mean = np.zeros((F, K))
+        for w in dense_w:
+            mean += w
+        W_ref = (mean / n_shards).astype(np.float32)
+        for u in dense_u:
+            U_ref += u
+        args = ([sh["slot"] for sh in shards], [sh["pool_w"] for sh in shards],
+                [sh["pool_u"] for sh in shards])
+        for j in reversed(range(n_shards)):           # any order: each row has one owner
+            core.mix_shard_rows(j, W, U, *args, shards[j]["rows"], shards[j]["n_rows"])
+        assert W.tobytes() == W_ref.tobytes()
+        assert U.tobytes() == U_ref.tobytes()
+        counter = max(counters)
 
 
-def test_add_rows_folds_the_listed_rows():
+def test_overlay_kernels_refuse_bad_shapes():
     from linclass._core import _sequence as core
-    rng = np.random.default_rng(0)
-    src, dst = rng.normal(size=(30, 5)), rng.normal(size=(30, 5))
-    rows = np.array([0, 7, 29], dtype=np.int64)
-    ref = dst.copy()
-    ref[rows] += src[rows]
-    core.add_rows(rows, src, dst)
-    assert dst.tobytes() == ref.tobytes()
+    F, K = 6, 3
+    W = np.zeros((F, K), np.float32)
+    small = [np.zeros((K, K), np.float32), np.zeros((K, K)), np.zeros(0, np.float32),
+             np.zeros(0), np.zeros(K, np.float32), np.zeros(K), np.zeros(K, np.float32),
+             np.zeros(K)]
+    problem = (np.array([0], np.int32), np.ones(1), np.array([0, 1], np.int32),
+               np.array([0, 1], np.int64), np.zeros(1, np.int32), np.zeros(1, np.int32))
+    slot, rows = np.zeros(F, np.int32), np.zeros(F, np.int32)
+    pool_w, pool_u = np.empty((F, K), np.float32), np.empty((F, K))
+    with pytest.raises(ValueError, match="slot and rows"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot[:-1], rows, pool_w, pool_u, 0)
+    with pytest.raises(ValueError, match="n_old_rows"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_w, pool_u, F + 1)
+    rows[0] = F
+    with pytest.raises(ValueError, match="outside"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_w, pool_u, 1)
+    U = np.zeros((F, K))
     with pytest.raises(ValueError, match="out of range"):
-        core.add_rows(np.array([30], dtype=np.int64), src, dst)
-    with pytest.raises(ValueError, match="shape"):
-        core.add_rows(rows, src[:, :4].copy(), dst)
+        core.mix_shard_rows(0, W, U, [slot], [pool_w], [pool_u], rows, 1)
+    with pytest.raises(ValueError, match="wrong shapes"):
+        core.mix_shard_rows(0, W, U, [slot[:-1]], [pool_w], [pool_u], rows, 0)
+    with pytest.raises(ValueError, match="one slot array"):
+        core.mix_shard_rows(1, W, U, [slot], [pool_w], [pool_u], rows, 0)

@@ -248,9 +248,10 @@ def test_partial_fit_epochs_equal_one_fit(ud):
 # -- threads: training by parameter mixing, decoding -------------------------------------
 def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
     """The perceptron by hand on the kernel: sequential (1 shard) or dense parameter
-    mixing (shard 0 on the model's arrays, shards 1.. on private weights reset to the
-    mixed ones each epoch and private sums added to the model's after the last epoch;
-    every shard's sums scaled by 1/n_shards)."""
+    mixing (each shard on private dense copies of the mixed weights and zero sums,
+    every shard's sums scaled by 1/n_shards; after each epoch the weights become
+    their float64 mean and the shards' sums are added to the model's, in shard
+    order)."""
     from linclass._core import _sequence
     from linclass.sequence.tagger import _encode_label_sequences
     ref = SequenceTagger(features=tagger.features, max_iter=1)
@@ -261,12 +262,15 @@ def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
     W = [np.zeros((Xf.shape[1], K), np.float32), np.zeros((K, K), np.float32),
          np.zeros(0, np.float32), np.zeros(K, np.float32), np.zeros(K, np.float32)]
     U = [np.zeros(w.shape) for w in W]
-    private_U = [[np.zeros(w.shape) for w in W] for _ in range(n_shards - 1)]
     rng, order, counter = np.random.default_rng(seed), np.arange(len(X), dtype=np.int32), 1.0
     for _ in range(epochs):
         rng.shuffle(order)
         bounds = np.linspace(0, len(order), n_shards + 1).astype(int)
-        shards = [(W, U)] + [([w.copy() for w in W], u) for u in private_U]
+        if n_shards == 1:
+            shards = [(W, U)]
+        else:
+            shards = [([w.copy() for w in W], [np.zeros(w.shape) for w in W])
+                      for _ in range(n_shards)]
         counters = []
         for j, (w, u) in enumerate(shards):
             counters.append(_sequence.perceptron_epoch(
@@ -280,10 +284,9 @@ def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
                 for w, _ in shards:
                     mean += w[a]
                 W[a][...] = (mean / n_shards).astype(np.float32)
+                for _, u in shards:
+                    U[a] += u[a]
         counter = max(counters)
-    for u in private_U:
-        for a in range(5):
-            U[a] += u[a]
     avg = np.empty_like(W[0])
     _sequence.averaged_weights(W[0].reshape(-1), U[0].reshape(-1), counter, avg.reshape(-1))
     return avg
