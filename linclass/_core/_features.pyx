@@ -637,10 +637,16 @@ def _extract_blocks(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable tabl
         if insert and nh == 0:
             # merge the private tables in block order: ids of first occurrence
             maps = [table.merge_from(tables[b]) for b in range(1, n_blocks)]
-            list(pool.map(lambda b: _remap_block(indptr, indices, data, int(tok0[b]),
-                                                 int(tok0[b + 1]), int(base[b]),
-                                                 maps[b - 1]),
-                          range(1, n_blocks)))
+            # remap the rows of blocks 1.. in n_blocks pieces each, on all threads (a
+            # piece starting inside a block starts where the block's previous row ends)
+            pieces = []
+            for b in range(1, n_blocks):
+                cut = np.linspace(int(tok0[b]), int(tok0[b + 1]), n_blocks + 1).astype(np.int64)
+                for a, e in zip(cut, cut[1:]):
+                    if e > a:
+                        pieces.append((int(a), int(e), int(base[b]) if a == tok0[b]
+                                       else int(indptr[a]), maps[b - 1]))
+            list(pool.map(lambda piece: _remap_block(indptr, indices, data, *piece), pieces))
     # move the blocks' rows together (left, in block order) and shift their indptr
     pos = int(ends[0])
     for b in range(1, n_blocks):
@@ -709,3 +715,43 @@ def column_type_ids(list tokens, Py_ssize_t n_columns, list used):
             else:
                 o[j, i] = <object>found
     return dicts, out
+
+
+def count_ids(const int32_t[::1] ids, Py_ssize_t n, n_jobs=1):
+    """``np.bincount(ids, minlength=n)`` as int64 for ids known to lie in
+    ``[0, n)`` (the rows of an extracted matrix), without the GIL, over
+    ``n_jobs`` blocks of ``ids`` whose counts are added in block order."""
+    cdef Py_ssize_t m = ids.shape[0]
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    n_blocks = int(max(1, min(n_jobs, m // 262144)))
+    bounds = np.linspace(0, m, n_blocks + 1).astype(np.int64)
+    parts = [np.zeros(n, dtype=np.int64) for _ in range(n_blocks)]
+
+    def run(b):
+        _count_block(ids, int(bounds[b]), int(bounds[b + 1]), parts[b])
+    if n_blocks == 1:
+        run(0)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(n_blocks) as pool:
+            list(pool.map(run, range(n_blocks)))
+    out = parts[0]
+    for b in range(1, n_blocks):
+        out += parts[b]
+    return out
+
+
+def _count_block(const int32_t[::1] ids, Py_ssize_t a, Py_ssize_t b, int64_t[::1] out):
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef int32_t v
+    cdef int bad = 0
+    with nogil:
+        for i in range(a, b):
+            v = ids[i]
+            if v < 0 or v >= n:
+                bad = 1
+                break
+            out[v] += 1
+    if bad:
+        raise ValueError("count_ids: id %d outside [0, %d)" % (ids[i], n))

@@ -954,16 +954,17 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             atom_offset=compiled.atom_offset, pad=self.boundary == "pad", table=table,
             insert=fitting or grow, n_hash=0 if self.n_hash is None else int(self.n_hash),
             n_jobs=int(getattr(self, "n_jobs", 1)))
+        n_jobs = int(getattr(self, "n_jobs", 1))
         if grow:
             keys = table.keys_array()
-            counts = np.bincount(indices, minlength=len(keys)).astype(np.int64)
+            counts = _features.count_ids(indices, len(keys), n_jobs)
             counts[:len(self.feature_counts_)] += self.feature_counts_
             self.feature_keys_ = keys
             self.feature_counts_ = counts
             self.n_features_ = int(len(counts))
         if fitting:
             keys = table.keys_array()
-            counts = np.bincount(indices, minlength=len(keys)).astype(np.int64)
+            counts = _features.count_ids(indices, len(keys), n_jobs)
             if self.min_count > 1:
                 keep = counts >= self.min_count
                 new_id = np.full(len(counts), -1, dtype=np.int64)

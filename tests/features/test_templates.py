@@ -637,3 +637,16 @@ def test_iftrue_features_are_the_tutorial_dicts_of_python_crfsuite():
     assert "iftrue(istitle(w[0]))=True" in rows[0] and "iftrue(istitle(w[0]))=True" not in rows[1]
     with pytest.raises(ValueError, match="outermost"):
         FeatureTemplate("upper(iftrue(istitle(w[0])))", ("w",)).fit([["a"]])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+def test_count_ids_equals_bincount(n_jobs):
+    from linclass._core import _features
+    rng = np.random.default_rng(n_jobs)
+    ids = rng.integers(0, 1000, 600000).astype(np.int32)      # > 2 blocks of 262144
+    counts = _features.count_ids(ids, 1003, n_jobs)
+    assert counts.dtype == np.int64
+    np.testing.assert_array_equal(counts, np.bincount(ids, minlength=1003))
+    np.testing.assert_array_equal(_features.count_ids(ids[:0], 4), np.zeros(4, np.int64))
+    with pytest.raises(ValueError, match="outside"):
+        _features.count_ids(np.array([0, 4], np.int32), 4)
