@@ -19,6 +19,9 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.unicode cimport (Py_UNICODE_ISDIGIT, Py_UNICODE_ISLOWER, Py_UNICODE_ISUPPER,
+                              PyUnicode_4BYTE_KIND, PyUnicode_FromKindAndData,
+                              PyUnicode_KIND, PyUnicode_READ)
 
 import numpy as np
 
@@ -755,3 +758,81 @@ def _count_block(const int32_t[::1] ids, Py_ssize_t a, Py_ssize_t b, int64_t[::1
             out[v] += 1
     if bad:
         raise ValueError("count_ids: id %d outside [0, %d)" % (ids[i], n))
+
+
+# -- string transforms of the template compiler, in C over a list of str ---------
+
+cdef extern from "Python.h":
+    void* PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+
+
+def shapes(list values, bint short=False):
+    """``[shape(v) for v in values]`` (``short``: runs of one shape character
+    collapsed, the ``shortshape`` transform): each character ``c`` becomes
+    ``X`` if ``c.isupper()``, ``x`` if ``c.islower()``, ``d`` if
+    ``c.isdigit()``, else stays -- the single-character ``str`` predicates
+    are exactly these Unicode database tests.  ``values`` must hold ``str``."""
+    cdef Py_ssize_t i, j, n, m, cap = 64
+    cdef Py_UCS4 ch
+    cdef Py_UCS4* buf
+    cdef Py_UCS4* grown
+    cdef unsigned int kind
+    cdef void* data
+    cdef list out = []
+    for v in values:
+        if type(v) is not str:
+            raise TypeError("shapes: values must be str, got %s" % type(v).__name__)
+    buf = <Py_UCS4*>malloc(cap * sizeof(Py_UCS4))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for v in values:
+            n = PyUnicode_GET_LENGTH(v)
+            if n > cap:
+                grown = <Py_UCS4*>realloc(buf, n * sizeof(Py_UCS4))
+                if grown == NULL:
+                    raise MemoryError()
+                buf = grown
+                cap = n
+            kind = PyUnicode_KIND(v)
+            data = PyUnicode_DATA(v)
+            m = 0
+            for j in range(n):
+                ch = PyUnicode_READ(kind, data, j)
+                if Py_UNICODE_ISUPPER(ch):
+                    ch = 88                          # "X"
+                elif Py_UNICODE_ISLOWER(ch):
+                    ch = 120                         # "x"
+                elif Py_UNICODE_ISDIGIT(ch):
+                    ch = 100                         # "d"
+                if short and m > 0 and buf[m - 1] == ch:
+                    continue
+                buf[m] = ch
+                m += 1
+            out.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, m))
+    finally:
+        free(buf)
+    return out
+
+
+def has_digit(list values):
+    """``[str(any(c.isdigit() for c in v)) for v in values]`` ("True"/"False")."""
+    cdef Py_ssize_t j, n
+    cdef unsigned int kind
+    cdef void* data
+    cdef bint found
+    cdef list out = []
+    for v in values:
+        if type(v) is not str:
+            raise TypeError("has_digit: values must be str, got %s" % type(v).__name__)
+        n = PyUnicode_GET_LENGTH(v)
+        kind = PyUnicode_KIND(v)
+        data = PyUnicode_DATA(v)
+        found = False
+        for j in range(n):
+            if Py_UNICODE_ISDIGIT(PyUnicode_READ(kind, data, j)):
+                found = True
+                break
+        out.append("True" if found else "False")
+    return out

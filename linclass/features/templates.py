@@ -249,10 +249,17 @@ def _transform_function(name):
 
 def _map_transform(name, values):
     """``[transform(v) for v in values]`` for one transform name, at C speed
-    where possible (predicates, slices, ``str`` methods)."""
+    where possible (predicates, slices, ``str`` methods, the shapes and
+    ``hasdigit`` in :mod:`linclass._core._features`)."""
     method = _PREDICATE_METHODS.get(name)
     if method is not None:
         return list(map(str, map(method, values)))
+    if name in ("shape", "shortshape", "hasdigit") and \
+            all(map(type.__instancecheck__, itertools.repeat(str), values)):
+        from .._core import _features
+        if name == "hasdigit":
+            return _features.has_digit(values)
+        return _features.shapes(values, name == "shortshape")
     return list(map(_transform_function(name), values))
 
 

@@ -644,8 +644,10 @@ class SequenceTagger(BaseEstimator):
         self._check_fitted()
         Xf, offsets = self._featurize(X, fit=False)
         out, _ = self._decode_codes(Xf, offsets)
-        labels = self.classes_[out]
-        return [labels[offsets[s]:offsets[s + 1]].tolist() for s in range(len(offsets) - 1)]
+        labels = self.classes_.tolist()
+        flat = list(map(labels.__getitem__, out.tolist()))        # one str per token
+        bounds = offsets.tolist()
+        return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
 
     def predict_single(self, sentence):
         """Viterbi labels of one sentence (a list of tokens) as a list of str."""

@@ -650,3 +650,18 @@ def test_count_ids_equals_bincount(n_jobs):
     np.testing.assert_array_equal(_features.count_ids(ids[:0], 4), np.zeros(4, np.int64))
     with pytest.raises(ValueError, match="outside"):
         _features.count_ids(np.array([0, 4], np.int32), 4)
+
+
+def test_c_shapes_and_hasdigit_equal_the_python_transforms():
+    from linclass._core import _features
+    from linclass.features.templates import _hasdigit, _shape, _shortshape
+    words = ["", "a", "Mr.3", "McDonald's", "U.S.A.", "ǅemal", "x²", "٣٤", "Straße",
+             "ÀÉÎõü-42", "日本語テキスト", "🙂ok🙂", "ΑΒΓ αβγ", "aaaBBB111---", "x" * 200 + "Y9",
+             "tab\there", "ﬁ", "Ⅻ", "⅓", "İstanbul"]
+    assert _features.shapes(words) == [_shape(w) for w in words]
+    assert _features.shapes(words, True) == [_shortshape(w) for w in words]
+    assert _features.has_digit(words) == [_hasdigit(w) for w in words]
+    with pytest.raises(TypeError, match="str"):
+        _features.shapes(["a", 3])
+    with pytest.raises(TypeError, match="str"):
+        _features.has_digit([b"a"])
