@@ -19,7 +19,7 @@ validates every array: no bounds checks happen here.
 from cython cimport floating
 from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 
 from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
 
@@ -30,9 +30,9 @@ cdef extern from "_sequence_simd.h" nogil:
     Py_ssize_t lc_pad8(Py_ssize_t K)
     int lc_simd_level()
     int lc_simd_set_level(int level)
-    void lc_emission_f32_ov(const float* W, Py_ssize_t K, const int* ind, const double* data,
-                            const int* indptr, Py_ssize_t row0, Py_ssize_t n, int binary,
-                            const int* slot, const float* pool, float* E, Py_ssize_t ldE)
+    void lc_emission_f32(const float* W, Py_ssize_t K, const int* ind, const double* data,
+                         const int* indptr, Py_ssize_t row0, Py_ssize_t n, int binary,
+                         float* E, Py_ssize_t ldE)
     void lc_pad_trans(const float* trans, Py_ssize_t K, float* Tp, float* Tt)
     void lc_set_trans(const float* trans, Py_ssize_t K, Py_ssize_t j, Py_ssize_t k,
                       float* Tp, float* Tt)
@@ -264,22 +264,18 @@ cdef double decode_sentence(const floating* W, const floating* trans, const floa
                             const floating* start, const floating* stop, Py_ssize_t K, int order,
                             const int* indices, const double* data, const int* indptr,
                             Py_ssize_t row0, Py_ssize_t n, const int* gold, double loss_weight,
-                            Workspace* ws, int* out, const int* slot,
-                            const float* pool) noexcept nogil:
-    # slot/pool (float32 only): feature f reads pool row slot[f] - 1 where slot[f] != 0
-    # (a parameter-mixing shard's private rows, see perceptron_epoch_shard)
+                            Workspace* ws, int* out) noexcept nogil:
     cdef floating* E = <floating*>ws.E
     cdef floating* delta = <floating*>ws.delta
     cdef Py_ssize_t Kp
     if floating is float:
         if order == 1:            # SIMD emission and max-only forward pass, padded rows
             Kp = lc_pad8(K)
-            lc_emission_f32_ov(W, K, indices, data, indptr, row0, n, ws.binary, slot, pool,
-                               ws.Ep, Kp)
+            lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, ws.Ep, Kp)
             if gold != NULL:
                 add_hamming(ws.Ep, n, K, Kp, gold, loss_weight)
             return lc_viterbi1_f32(ws.Ep, n, K, trans, ws.Tp, ws.Tt, start, stop, ws.Dp, out)
-        lc_emission_f32_ov(W, K, indices, data, indptr, row0, n, ws.binary, slot, pool, E, K)
+        lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, E, K)
     else:
         emission_scores(W, K, indices, data, indptr, row0, n, E)
     if gold != NULL:
@@ -413,7 +409,7 @@ def viterbi_batch(floating[:, ::1] W, floating[:, ::1] trans, floating[::1] tran
                 scores[s] = decode_sentence(&W[0, 0], &trans[0, 0], trans2_ptr, &start[0],
                                             &stop[0], K, order, ind_ptr, data_ptr,
                                             &indptr[0], row0, n, gold_ptr, loss_weight,
-                                            &ws, ws.path, NULL, NULL)
+                                            &ws, ws.path)
                 for t in range(n):
                     out[row0 + t] = ws.path[t]
         workspace_free(&ws)
@@ -438,26 +434,23 @@ cdef inline void avg_add(float* w, double* u, Py_ssize_t j, double delta, double
 
 
 cdef struct Overlay:
-    # A parameter-mixing shard's private emission rows (see perceptron_epoch_shard):
-    # slot[f] = 0 (feature f reads the shared W) or r + 1 (its row is pool_w[r], its
-    # averaging sums pool_u[r]); rows[r] = f for the n_rows rows in use.
+    # A parameter-mixing shard's averaging sums of the emission rows it updated (see
+    # perceptron_epoch_shard): slot[f] = 0 (row f not updated) or r + 1 (its sums are
+    # pool_u[r]); rows[r] = f for the n_rows rows in use.
     int* slot
     int* rows
-    float* pool_w
     double* pool_u
     Py_ssize_t n_rows
 
 
-cdef inline Py_ssize_t overlay_row(Overlay* ov, const float* W, Py_ssize_t f,
-                                   Py_ssize_t K) noexcept nogil:
-    """The pool row of feature f, copied from W[f] (sums zero) at its first update."""
+cdef inline Py_ssize_t overlay_row(Overlay* ov, Py_ssize_t f, Py_ssize_t K) noexcept nogil:
+    """The pool row of feature f's sums (zero at the row's first update)."""
     cdef Py_ssize_t r = ov.slot[f] - 1, k
     if r < 0:
         r = ov.n_rows
         ov.n_rows = r + 1
         ov.rows[r] = <int>f
         ov.slot[f] = <int>(r + 1)
-        memcpy(ov.pool_w + r * K, W + f * K, K * sizeof(float))
         memset(ov.pool_u + r * K, 0, K * sizeof(double))
     return r
 
@@ -470,11 +463,11 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
                 Py_ssize_t n_visit, int binary, double sum_scale, Overlay* ov,
                 unsigned char* touched, double* counter, Py_ssize_t* n_sent_err_out,
                 Py_ssize_t* n_tok_err_out) noexcept nogil:
-    """The perceptron epoch (see perceptron_epoch); with ``ov`` the emission rows
-    are read from and updated in the shard's overlay (W and U_W are not
+    """The perceptron epoch (see perceptron_epoch); with ``ov`` the averaging sums
+    of the emission rows go to the shard's compact overlay (U_W is not
     written).  Returns -1 when the workspace cannot be allocated."""
     cdef Workspace ws
-    cdef Py_ssize_t i, s, row0, n, t, p, f, r
+    cdef Py_ssize_t i, s, row0, n, t, p, f
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
     cdef int g, y, differs
     cdef double c = counter[0], v, cs
@@ -482,8 +475,6 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
     cdef const int* gs
     cdef float* wrow
     cdef double* urow
-    cdef const int* slot = ov.slot if ov != NULL else NULL
-    cdef const float* pool = ov.pool_w if ov != NULL else NULL
     if workspace_alloc(&ws, max_len, K, order) != 0:
         workspace_free(&ws)
         return -1
@@ -502,7 +493,7 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
             gs = gold_base + row0
             decode_sentence(<const float*>W, <const float*>trans, <const float*>trans2,
                             <const float*>start, <const float*>stop, K, order, ind_ptr,
-                            data_ptr, indptr, row0, n, NULL, 0.0, &ws, pred, slot, pool)
+                            data_ptr, indptr, row0, n, NULL, 0.0, &ws, pred)
             differs = 0
             for t in range(n):
                 g = gs[t]
@@ -514,15 +505,13 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
                 for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
                     f = ind_ptr[p]
                     v = data_ptr[p]
+                    wrow = W + f * K
                     if ov == NULL:
-                        wrow = W + f * K
                         urow = U_W + f * K
                         if touched != NULL:
                             touched[f] = 1
                     else:
-                        r = overlay_row(ov, W, f, K)
-                        wrow = ov.pool_w + r * K
-                        urow = ov.pool_u + r * K
+                        urow = ov.pool_u + overlay_row(ov, f, K) * K
                     avg_add(wrow, urow, g, v, cs)      # W[f, g] += v
                     avg_add(wrow, urow, y, -v, cs)     # W[f, y] -= v
             if differs:
@@ -639,7 +628,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
 
 # ------------------------------------------- iterative parameter mixing --
 
-def perceptron_epoch_shard(const float[:, ::1] W,
+def perceptron_epoch_shard(float[:, ::1] W,
                            float[:, ::1] trans, double[:, ::1] U_trans,
                            float[::1] trans2, double[::1] U_trans2,
                            float[::1] start, double[::1] U_start,
@@ -647,22 +636,22 @@ def perceptron_epoch_shard(const float[:, ::1] W,
                            const int[::1] indices, const double[::1] data,
                            const int[::1] indptr, const long long[::1] sent_offsets,
                            const int[::1] gold, const int[::1] visit_order,
-                           int[::1] slot, int[::1] rows, float[:, ::1] pool_w,
-                           double[:, ::1] pool_u, Py_ssize_t n_old_rows, *, int order=1,
-                           double counter=1.0, int binary=-1, double sum_scale=1.0):
+                           int[::1] slot, int[::1] rows, double[:, ::1] pool_u,
+                           Py_ssize_t n_old_rows, *, int order=1, double counter=1.0,
+                           int binary=-1, double sum_scale=1.0):
     """One shard's epoch of iterative parameter mixing, without the GIL.
 
     The perceptron epoch of :func:`perceptron_epoch` on the sentences of
-    ``visit_order``, starting from the emission weights ``W`` (shared by all
-    shards and only read here) and the shard's own copies of the small arrays
-    (``trans``, ``trans2``, ``start``, ``stop``: updated in place, their sums
-    in ``U_*``).  Emission rows are copied on their first update into the
-    shard's *overlay*: ``slot`` (F,) int32, ``slot[f] = r + 1`` when row ``f``
-    lives in ``pool_w[r]`` (its averaging sums in ``pool_u[r]``, starting at
-    zero), ``rows[r] = f``.  The decoded scores are bit for bit those of a
-    dense private copy of ``W``.  The first ``n_old_rows`` entries of ``rows``
-    (the previous epoch's overlay) are cleared first.  ``pool_w``/``pool_u``
-    need F rows (never all touched: allocate them with ``np.empty``).
+    ``visit_order``, on the shard's own weights (``W`` -- the model's array
+    for shard 0, a private copy for the others -- and private copies of the
+    small arrays, their sums in ``U_*``), bit for bit.  The averaging sums of
+    the emission rows go to a compact *overlay* instead of a dense array:
+    ``slot`` (F,) int32, ``slot[f] = r + 1`` when row ``f`` was updated and its
+    sums are ``pool_u[r]`` (zero at the first update), ``rows[r] = f``; so
+    the overlay also lists the rows the shard updated.  ``slot`` starts all
+    zero; the first ``n_old_rows`` entries of ``rows`` (the previous epoch's
+    overlay) are cleared first.  ``pool_u`` needs F rows (allocate it with
+    ``np.empty``: only the rows used take memory).
 
     Returns (counter, n_sentence_errors, n_token_errors, n_rows).
     """
@@ -675,10 +664,10 @@ def perceptron_epoch_shard(const float[:, ::1] W,
     n_tokens = _check_epoch_args(F, K, trans, start, stop, trans2, order, indices, data,
                                  indptr, sent_offsets, gold, visit_order,
                                  (None, U_trans, U_trans2, U_start, U_stop))
-    if (slot.shape[0] != F or rows.shape[0] != F or pool_w.shape[0] != F
-            or pool_w.shape[1] != K or pool_u.shape[0] != F or pool_u.shape[1] != K):
-        raise ValueError("perceptron_epoch_shard: slot and rows need F entries, pool_w and "
-                         "pool_u the shape of W")
+    if (slot.shape[0] != F or rows.shape[0] != F or pool_u.shape[0] != F
+            or pool_u.shape[1] != K):
+        raise ValueError("perceptron_epoch_shard: slot and rows need F entries, pool_u the "
+                         "shape of W")
     if not 0 <= n_old_rows <= F:
         raise ValueError("n_old_rows must be in [0, F]")
     for i in range(n_old_rows):
@@ -687,14 +676,13 @@ def perceptron_epoch_shard(const float[:, ::1] W,
     max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)
     ov.slot = &slot[0]
     ov.rows = &rows[0]
-    ov.pool_w = &pool_w[0, 0]
     ov.pool_u = &pool_u[0, 0]
     ov.n_rows = 0
     with nogil:
         for i in range(n_old_rows):
             slot[rows[i]] = 0
         if n_visit > 0:
-            status = _epoch(<float*>&W[0, 0], NULL, &trans[0, 0], &U_trans[0, 0],
+            status = _epoch(&W[0, 0], NULL, &trans[0, 0], &U_trans[0, 0],
                             &trans2[0] if trans2.shape[0] > 0 else NULL,
                             &U_trans2[0] if U_trans2.shape[0] > 0 else NULL,
                             &start[0], &U_start[0], &stop[0], &U_stop[0], K, order,
@@ -709,33 +697,34 @@ def perceptron_epoch_shard(const float[:, ::1] W,
     return c, n_sent_err, n_tok_err, ov.n_rows
 
 
-def mix_shard_rows(Py_ssize_t owner, float[:, ::1] W, double[:, ::1] U_W, list slots,
-                   list pools_w, list pools_u, const int[::1] rows, Py_ssize_t n_rows):
+def mix_shard_rows(Py_ssize_t owner, list shard_w, double[:, ::1] U_W, list slots,
+                   list pools_u, const int[::1] rows, Py_ssize_t n_rows):
     """Iterative parameter mixing of the emission rows shard ``owner`` updated.
 
-    For each of the first ``n_rows`` entries f of ``rows`` (shard ``owner``'s
+    ``shard_w[j]`` is shard ``j``'s weight matrix (shard 0: the model's).  For
+    each of the first ``n_rows`` entries f of ``rows`` (shard ``owner``'s
     overlay, see :func:`perceptron_epoch_shard`) that no earlier shard
     updated -- so every row is mixed by exactly one call, and the calls of
-    different owners can run in parallel --: ``W[f] := float32(sum_j w_j[f] /
-    n)`` summed in float64 in shard order, ``w_j[f]`` the pool row of shard
-    ``j`` where it has one, else ``W[f]``; and ``U_W[f] += pool_u_j[row]`` in
-    shard order (the shards' averaging sums).  The overlays are read only
-    (each shard clears its own at its next epoch).
+    different owners can run in parallel --: every ``shard_w[j][f] :=
+    float32(sum_j shard_w[j][f] / n)``, summed in float64 in shard order, and
+    ``U_W[f] += pool_u_j[row]`` in shard order over the shards that updated
+    it.  (Rows no shard updated are equal in every shard already.)  The
+    overlays are read only (each shard clears its own at its next epoch).
     """
-    cdef Py_ssize_t n = len(slots), F = W.shape[0], K = W.shape[1]
+    cdef Py_ssize_t n = len(slots), F = U_W.shape[0], K = U_W.shape[1]
     cdef Py_ssize_t i, j, k, f, r
     cdef int[::1] sv
-    cdef float[:, ::1] pw
+    cdef float[:, ::1] wv
     cdef double[:, ::1] pu
-    if not (len(pools_w) == len(pools_u) == n) or not 0 <= owner < n:
-        raise ValueError("mix_shard_rows: one slot array and two pools per shard")
-    if U_W.shape[0] != F or U_W.shape[1] != K or not 0 <= n_rows <= rows.shape[0]:
-        raise ValueError("mix_shard_rows: U_W must have the shape of W, n_rows <= len(rows)")
+    if not (len(shard_w) == len(pools_u) == n) or not 0 <= owner < n:
+        raise ValueError("mix_shard_rows: one weight matrix, slot array and pool per shard")
+    if not 0 <= n_rows <= rows.shape[0]:
+        raise ValueError("mix_shard_rows: n_rows must be at most len(rows)")
     for j in range(n):
         sv = slots[j]
-        pw = pools_w[j]
+        wv = shard_w[j]
         pu = pools_u[j]
-        if (sv.shape[0] != F or pw.shape[0] != F or pw.shape[1] != K
+        if (sv.shape[0] != F or wv.shape[0] != F or wv.shape[1] != K
                 or pu.shape[0] != F or pu.shape[1] != K):
             raise ValueError("mix_shard_rows: shard %d has the wrong shapes" % j)
     for i in range(n_rows):
@@ -753,13 +742,13 @@ def mix_shard_rows(Py_ssize_t owner, float[:, ::1] W, double[:, ::1] U_W, list s
         raise MemoryError()
     for j in range(n):
         sv = slots[j]
-        pw = pools_w[j]
+        wv = shard_w[j]
         pu = pools_u[j]
         sp[j] = &sv[0]
-        wp[j] = &pw[0, 0]
+        wp[j] = &wv[0, 0]
         up[j] = &pu[0, 0]
     cdef double mean, denom = <double>n
-    cdef float* w0 = &W[0, 0]
+    cdef float value
     cdef double* u0 = &U_W[0, 0]
     cdef bint earlier
     with nogil:
@@ -775,12 +764,10 @@ def mix_shard_rows(Py_ssize_t owner, float[:, ::1] W, double[:, ::1] U_W, list s
             for k in range(K):
                 mean = 0.0
                 for j in range(n):
-                    r = sp[j][f] - 1
-                    if r >= 0:
-                        mean += wp[j][r * K + k]
-                    else:
-                        mean += w0[f * K + k]
-                w0[f * K + k] = <float>(mean / denom)
+                    mean += wp[j][f * K + k]
+                value = <float>(mean / denom)
+                for j in range(n):
+                    wp[j][f * K + k] = value
             for j in range(n):
                 r = sp[j][f] - 1
                 if r >= 0:

@@ -59,17 +59,6 @@
 
 static inline ptrdiff_t lc_pad8(ptrdiff_t K) { return (K + 7) & ~(ptrdiff_t)7; }
 
-/* The weight row of feature f: W's row, or (parameter mixing) the shard's
- * private copy pool[slot[f] - 1] when slot[f] != 0.  With slot == NULL (a
- * constant after inlining) this is W + f * K. */
-LC_INLINE const float *lc_wrow(const float *W, ptrdiff_t K, ptrdiff_t f, const int *slot,
-                               const float *pool)
-{
-    if (slot != NULL && slot[f] != 0)
-        return pool + (ptrdiff_t)(slot[f] - 1) * K;
-    return W + f * K;
-}
-
 /* 0: scalar, 1: SSE2, 2: AVX2; -1 until first use */
 static int lc_simd_level_ = -1;
 
@@ -109,8 +98,7 @@ static int lc_simd_set_level(int level)
 
 static void lc_emission_scalar(const float *W, ptrdiff_t K, const int *ind,
                                const double *data, const int *indptr, ptrdiff_t row0,
-                               ptrdiff_t n, int binary, const int *slot, const float *pool,
-                               float *E, ptrdiff_t ldE)
+                               ptrdiff_t n, int binary, float *E, ptrdiff_t ldE)
 {
     ptrdiff_t t, p, k;
     for (t = 0; t < n; t++) {
@@ -118,7 +106,7 @@ static void lc_emission_scalar(const float *W, ptrdiff_t K, const int *ind,
         for (k = 0; k < K; k++)
             erow[k] = 0.0f;
         for (p = indptr[row0 + t]; p < indptr[row0 + t + 1]; p++) {
-            const float *wrow = lc_wrow(W, K, ind[p], slot, pool);
+            const float *wrow = W + (ptrdiff_t)ind[p] * K;
             if (binary) {
                 for (k = 0; k < K; k++)
                     erow[k] += wrow[k];
@@ -183,8 +171,7 @@ LC_INLINE void lc_store_partial_sse(float *p, __m128 v, ptrdiff_t r)
  * 1..4); nb is a compile-time constant after inlining */
 LC_INLINE void lc_emission_sse_blocks(const float *W, ptrdiff_t K, const int *ind,
                                       const double *data, const int *indptr, ptrdiff_t row0,
-                                      ptrdiff_t n, int binary, const int *slot,
-                                      const float *pool, float *E, ptrdiff_t ldE,
+                                      ptrdiff_t n, int binary, float *E, ptrdiff_t ldE,
                                       ptrdiff_t k0, const int nb, ptrdiff_t r)
 {
     ptrdiff_t t, p, pend = indptr[row0 + n];
@@ -195,7 +182,7 @@ LC_INLINE void lc_emission_sse_blocks(const float *W, ptrdiff_t K, const int *in
         for (b = 0; b < nb; b++)
             acc[b] = _mm_setzero_ps();
         for (p = indptr[row0 + t]; p < p1; p++) {
-            const float *wrow = lc_wrow(W, K, ind[p], slot, pool) + k0;
+            const float *wrow = W + (ptrdiff_t)ind[p] * K + k0;
             if (p + LC_PREFETCH_AHEAD < pend)
                 LC_PREFETCH(W + (ptrdiff_t)ind[p + LC_PREFETCH_AHEAD] * K + k0);
             if (binary) {
@@ -224,40 +211,26 @@ LC_INLINE void lc_emission_sse_blocks(const float *W, ptrdiff_t K, const int *in
     }
 }
 
-LC_INLINE void lc_emission_sse_impl(const float *W, ptrdiff_t K, const int *ind,
-                                    const double *data, const int *indptr, ptrdiff_t row0,
-                                    ptrdiff_t n, int binary, const int *slot,
-                                    const float *pool, float *E, ptrdiff_t ldE)
+static void lc_emission_sse(const float *W, ptrdiff_t K, const int *ind, const double *data,
+                            const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary,
+                            float *E, ptrdiff_t ldE)
 {
     ptrdiff_t k0;
     for (k0 = 0; k0 < K; k0 += 32) {
         const ptrdiff_t width = K - k0 < 32 ? K - k0 : 32;
         const int nb = (int)((width + 3) / 4);
         const ptrdiff_t r = width - 4 * (nb - 1);
-#define LC_SSE_CASE(NB) lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, \
-                                               slot, pool, E, ldE, k0, NB, r)
         switch (nb) {
-        case 1: LC_SSE_CASE(1); break;
-        case 2: LC_SSE_CASE(2); break;
-        case 3: LC_SSE_CASE(3); break;
-        case 4: LC_SSE_CASE(4); break;
-        case 5: LC_SSE_CASE(5); break;
-        case 6: LC_SSE_CASE(6); break;
-        case 7: LC_SSE_CASE(7); break;
-        default: LC_SSE_CASE(8); break;
+        case 1: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 1, r); break;
+        case 2: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 2, r); break;
+        case 3: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 3, r); break;
+        case 4: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 4, r); break;
+        case 5: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 5, r); break;
+        case 6: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 6, r); break;
+        case 7: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 7, r); break;
+        default: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 8, r); break;
         }
-#undef LC_SSE_CASE
     }
-}
-
-static void lc_emission_sse(const float *W, ptrdiff_t K, const int *ind, const double *data,
-                            const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary,
-                            const int *slot, const float *pool, float *E, ptrdiff_t ldE)
-{
-    if (slot == NULL)
-        lc_emission_sse_impl(W, K, ind, data, indptr, row0, n, binary, NULL, NULL, E, ldE);
-    else
-        lc_emission_sse_impl(W, K, ind, data, indptr, row0, n, binary, slot, pool, E, ldE);
 }
 
 /* D[t, k0 .. k0 + 4*nb - 1] from the whole row D[t-1] (all labels of row t-1
@@ -313,8 +286,8 @@ LC_INLINE LC_TARGET_AVX2 __m256i lc_tail_mask(ptrdiff_t r)
 
 LC_INLINE LC_TARGET_AVX2 void lc_emission_avx_blocks(
     const float *W, ptrdiff_t K, const int *ind, const double *data, const int *indptr,
-    ptrdiff_t row0, ptrdiff_t n, int binary, const int *slot, const float *pool, float *E,
-    ptrdiff_t ldE, ptrdiff_t k0, const int nb, __m256i mask)
+    ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE, ptrdiff_t k0,
+    const int nb, __m256i mask)
 {
     ptrdiff_t t, p, pend = indptr[row0 + n];
     int b;
@@ -324,7 +297,7 @@ LC_INLINE LC_TARGET_AVX2 void lc_emission_avx_blocks(
         for (b = 0; b < nb; b++)
             acc[b] = _mm256_setzero_ps();
         for (p = indptr[row0 + t]; p < p1; p++) {
-            const float *wrow = lc_wrow(W, K, ind[p], slot, pool) + k0;
+            const float *wrow = W + (ptrdiff_t)ind[p] * K + k0;
             if (p + LC_PREFETCH_AHEAD < pend)
                 LC_PREFETCH(W + (ptrdiff_t)ind[p + LC_PREFETCH_AHEAD] * K + k0);
             if (binary) {
@@ -349,38 +322,23 @@ LC_INLINE LC_TARGET_AVX2 void lc_emission_avx_blocks(
     }
 }
 
-LC_INLINE LC_TARGET_AVX2 void lc_emission_avx2_impl(
-    const float *W, ptrdiff_t K, const int *ind, const double *data, const int *indptr,
-    ptrdiff_t row0, ptrdiff_t n, int binary, const int *slot, const float *pool, float *E,
-    ptrdiff_t ldE)
+static LC_TARGET_AVX2 void lc_emission_avx2(const float *W, ptrdiff_t K, const int *ind,
+                                            const double *data, const int *indptr,
+                                            ptrdiff_t row0, ptrdiff_t n, int binary,
+                                            float *E, ptrdiff_t ldE)
 {
     ptrdiff_t k0;
     for (k0 = 0; k0 < K; k0 += 32) {
         const ptrdiff_t width = K - k0 < 32 ? K - k0 : 32;
         const int nb = (int)((width + 7) / 8);
         const __m256i mask = lc_tail_mask(width - 8 * (nb - 1));
-#define LC_AVX_CASE(NB) lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, \
-                                               slot, pool, E, ldE, k0, NB, mask)
         switch (nb) {
-        case 1: LC_AVX_CASE(1); break;
-        case 2: LC_AVX_CASE(2); break;
-        case 3: LC_AVX_CASE(3); break;
-        default: LC_AVX_CASE(4); break;
+        case 1: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 1, mask); break;
+        case 2: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 2, mask); break;
+        case 3: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 3, mask); break;
+        default: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 4, mask); break;
         }
-#undef LC_AVX_CASE
     }
-}
-
-static LC_TARGET_AVX2 void lc_emission_avx2(const float *W, ptrdiff_t K, const int *ind,
-                                            const double *data, const int *indptr,
-                                            ptrdiff_t row0, ptrdiff_t n, int binary,
-                                            const int *slot, const float *pool,
-                                            float *E, ptrdiff_t ldE)
-{
-    if (slot == NULL)
-        lc_emission_avx2_impl(W, K, ind, data, indptr, row0, n, binary, NULL, NULL, E, ldE);
-    else
-        lc_emission_avx2_impl(W, K, ind, data, indptr, row0, n, binary, slot, pool, E, ldE);
 }
 
 LC_INLINE LC_TARGET_AVX2 void lc_forward_avx_blocks(const float *E, ptrdiff_t t, ptrdiff_t K,
@@ -426,29 +384,26 @@ static LC_TARGET_AVX2 void lc_forward_avx2(const float *E, ptrdiff_t n, ptrdiff_
 /* ----------------------------------------------------------- dispatch -- */
 
 /* E[t, 0:K] (rows of stride ldE >= K) = token rows row0 .. row0+n-1 of the
- * CSR matrix times W (F x K); lanes K .. ldE-1 are not written.  With slot !=
- * NULL, feature f reads the row pool[slot[f] - 1] instead of W[f] where
- * slot[f] != 0 (a parameter-mixing shard's private rows; the same sums). */
-static void lc_emission_f32_ov(const float *W, ptrdiff_t K, const int *ind,
-                               const double *data, const int *indptr, ptrdiff_t row0,
-                               ptrdiff_t n, int binary, const int *slot, const float *pool,
-                               float *E, ptrdiff_t ldE)
+ * CSR matrix times W (F x K); lanes K .. ldE-1 are not written. */
+static void lc_emission_f32(const float *W, ptrdiff_t K, const int *ind, const double *data,
+                            const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary,
+                            float *E, ptrdiff_t ldE)
 {
     const int level = lc_simd_level();
 #ifdef LC_HAVE_AVX2_DISPATCH
     if (level >= 2) {
-        lc_emission_avx2(W, K, ind, data, indptr, row0, n, binary, slot, pool, E, ldE);
+        lc_emission_avx2(W, K, ind, data, indptr, row0, n, binary, E, ldE);
         return;
     }
 #endif
 #ifdef LC_HAVE_SSE2
     if (level >= 1) {
-        lc_emission_sse(W, K, ind, data, indptr, row0, n, binary, slot, pool, E, ldE);
+        lc_emission_sse(W, K, ind, data, indptr, row0, n, binary, E, ldE);
         return;
     }
 #endif
     (void)level;
-    lc_emission_scalar(W, K, ind, data, indptr, row0, n, binary, slot, pool, E, ldE);
+    lc_emission_scalar(W, K, ind, data, indptr, row0, n, binary, E, ldE);
 }
 
 /* Tp (K rows of Kp floats) = trans (K x K), zero pad lanes;

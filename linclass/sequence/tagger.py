@@ -489,14 +489,16 @@ class SequenceTagger(BaseEstimator):
         return converged
 
     def _shard_buffers(self, n_shards):
-        """Per shard of parameter mixing: its overlay of private emission rows
-        (slot and row lists; weight and sum pools of F rows allocated with
-        np.empty, so only the rows a shard updates take memory) and the number
-        of overlay rows in use."""
-        F, K = self._train_state["weights"][0].shape
-        return [{"slot": np.zeros(F, np.int32), "rows": np.empty(F, np.int32),
-                 "pool_w": np.empty((F, K), np.float32), "pool_u": np.empty((F, K), np.float64),
-                 "n_rows": 0} for _ in range(n_shards)]
+        """Per shard of parameter mixing: its emission weights (shard 0: the
+        model's; the others: a private copy, made by the shard's own thread at
+        its first epoch) and its overlay of averaging sums (slot and row lists,
+        a pool of F rows allocated with np.empty, so that only the rows the
+        shard updates take memory)."""
+        W = self._train_state["weights"][0]
+        F, K = W.shape
+        return [{"w": W if j == 0 else None, "slot": np.zeros(F, np.int32),
+                 "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K), np.float64),
+                 "n_rows": 0} for j in range(n_shards)]
 
     def _mixed_epoch(self, pool, shards, Xf, offsets, gold, order, binary=-1):
         """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
@@ -504,20 +506,21 @@ class SequenceTagger(BaseEstimator):
         The shuffled visit order is cut into ``len(shards)`` contiguous shards;
         each thread runs the perceptron epoch on its shard from the current
         weights (the kernel releases the GIL), then the weights become the
-        uniform mean of the shards' weights.  The emission weights are shared
-        and only read during the epoch: a shard copies a row into its private
-        overlay at the row's first update (:func:`_sequence.perceptron_epoch_shard`,
-        the same scores as a dense private copy), so the epoch touches memory
-        in proportion to the updates, not to the model.  Then only the rows
-        some shard updated are mixed, each by one thread
-        (:func:`_sequence.mix_shard_rows`); the small arrays (transitions,
-        start, stop) are private copies mixed whole.  Averaging stays exact
-        for the mixed trajectory: every shard starts its counter at the
-        epoch's counter and adds ``counter / n * update`` to its own sums,
-        which are added to the model's sums in shard order after the epoch;
-        the counter advances by the longest shard.  The result depends on
-        ``n_jobs`` (the shards) and on the seed, never on thread timing: every
-        array entry is written by one thread, sums in a fixed order.
+        uniform mean of the shards' weights.  Shard 0 trains on the model's
+        own emission weights, shards 1.. on private copies (equal to the mixed
+        ones between epochs); the small arrays (transitions, start, stop) are
+        private copies mixed whole.  Each shard keeps the averaging sums of
+        the emission rows it updates in a compact overlay
+        (:func:`_sequence.perceptron_epoch_shard`), which also lists those
+        rows: only they are mixed, each by one thread
+        (:func:`_sequence.mix_shard_rows`), in every shard's weights.
+        Averaging stays exact for the mixed trajectory: every shard starts
+        its counter at the epoch's counter and adds ``counter / n * update``
+        to its own sums, which are added to the model's sums in shard order
+        after the epoch; the counter advances by the longest shard.  The
+        result depends on ``n_jobs`` (the shards) and on the seed, never on
+        thread timing: every array entry is written by one thread, sums in a
+        fixed order.
         """
         state = self._train_state
         weights, sums = state["weights"], state["sums"]
@@ -527,27 +530,30 @@ class SequenceTagger(BaseEstimator):
         scale = 1.0 / n_shards
         small = [[w.copy() for w in weights[1:]] for _ in range(n_shards)]
         small_sums = [[np.zeros(u.shape, u.dtype) for u in sums[1:]] for _ in range(n_shards)]
+        fresh = c0 == 1.0                  # no update yet: every weight is zero
 
         def run(j):
             sh, w, u = shards[j], small[j], small_sums[j]
+            if sh["w"] is None:            # copied (or calloc'd) in this shard's thread
+                sh["w"] = np.zeros_like(weights[0]) if fresh else weights[0].copy()
             out = _sequence.perceptron_epoch_shard(
-                weights[0], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
+                sh["w"], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
                 np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), sh["slot"], sh["rows"],
-                sh["pool_w"], sh["pool_u"], sh["n_rows"], order=self.order, counter=c0,
-                binary=binary, sum_scale=scale)
+                sh["pool_u"], sh["n_rows"], order=self.order, counter=c0, binary=binary,
+                sum_scale=scale)
             sh["n_rows"] = out[3]
             return out[:3]
 
+        results = list(pool.map(run, range(n_shards)))
+        shard_w = [sh["w"] for sh in shards]
         slots = [sh["slot"] for sh in shards]
-        pools_w = [sh["pool_w"] for sh in shards]
         pools_u = [sh["pool_u"] for sh in shards]
 
         def mix(j):
-            _sequence.mix_shard_rows(j, weights[0], sums[0], slots, pools_w, pools_u,
-                                     shards[j]["rows"], shards[j]["n_rows"])
+            _sequence.mix_shard_rows(j, shard_w, sums[0], slots, pools_u, shards[j]["rows"],
+                                     shards[j]["n_rows"])
 
-        results = list(pool.map(run, range(n_shards)))
         list(pool.map(mix, range(n_shards)))
         for a in range(1, len(weights)):          # the small arrays: whole, shard order
             mean_w = np.zeros(weights[a].shape, np.float64)

@@ -279,10 +279,10 @@ def _random_chain_problem(rng, n_sent=40, F=30, K=5):
 
 @pytest.mark.parametrize("n_shards", [1, 2, 3])
 def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards):
-    # parameter mixing with shared emission weights and per-shard overlays of the
-    # updated rows == each shard on a dense private copy with zero sums, then the
-    # float64 mean of the weights and the sums added in shard order; bit for bit,
-    # over several epochs (the overlays are cleared by the next epoch)
+    # parameter mixing with the shards' emission sums in compact overlays == each
+    # shard on dense private weights and zero sums, then the float64 mean of the
+    # weights and the sums added in shard order; bit for bit, over several epochs
+    # (the overlays are cleared by the next epoch)
     from linclass._core import _sequence as core
     rng = np.random.default_rng(n_shards)
     F, K = 30, 5
@@ -293,9 +293,9 @@ def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards):
              rng.normal(size=K).astype(np.float32), rng.normal(size=K).astype(np.float32)]
     U = rng.normal(size=(F, K))
     W_ref, U_ref = W.copy(), U.copy()
-    shards = [{"slot": np.zeros(F, np.int32), "rows": np.empty(F, np.int32),
-               "pool_w": np.empty((F, K), np.float32), "pool_u": np.empty((F, K)),
-               "n_rows": 0} for _ in range(n_shards)]
+    shards = [{"w": W if j == 0 else W.copy(), "slot": np.zeros(F, np.int32),
+               "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K)), "n_rows": 0}
+              for j in range(n_shards)]
     counter = 1.0
     for epoch in range(3):
         order = rng.permutation(n_sent).astype(np.int32)
@@ -315,21 +315,21 @@ def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards):
             got_sums = [np.zeros(a.shape) for a in small]
             sh = shards[j]
             out = core.perceptron_epoch_shard(
-                W, got_small[0], got_sums[0], got_small[1], got_sums[1], got_small[2],
+                sh["w"], got_small[0], got_sums[0], got_small[1], got_sums[1], got_small[2],
                 got_sums[2], got_small[3], got_sums[3], indices, data, indptr, offsets, gold,
-                part, sh["slot"], sh["rows"], sh["pool_w"], sh["pool_u"], sh["n_rows"],
-                counter=counter, sum_scale=1.0 / n_shards)
+                part, sh["slot"], sh["rows"], sh["pool_u"], sh["n_rows"], counter=counter,
+                sum_scale=1.0 / n_shards)
             sh["n_rows"] = out[3]
             assert out[:3] == c_ref
+            assert sh["w"].tobytes() == dense_w[j].tobytes()
             for a, b in zip(got_small + got_sums, ref_small + ref_sums):
                 assert a.tobytes() == b.tobytes()
             rows = sh["rows"][:out[3]]
             assert len(set(rows.tolist())) == out[3]
-            assert np.array_equal(np.sort(rows), np.flatnonzero(np.any(dense_u[j] != 0, axis=1)
-                                                                | np.any(dense_w[j] != W_ref,
-                                                                         axis=1)))
+            assert np.array_equal(np.sort(rows), np.flatnonzero(np.any(dense_u[j] != 0, axis=1)))
             assert np.array_equal(sh["slot"][rows], np.arange(1, out[3] + 1))
-            assert sh["pool_w"][:out[3]].tobytes() == dense_w[j][rows].tobytes()
+            assert np.count_nonzero(sh["slot"]) == out[3]
+            assert sh["pool_u"][:out[3]].tobytes() == dense_u[j][rows].tobytes()
             counters.append(c_ref[0])
         mean = np.zeros((F, K))
         for w in dense_w:
@@ -337,11 +337,12 @@ def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards):
         W_ref = (mean / n_shards).astype(np.float32)
         for u in dense_u:
             U_ref += u
-        args = ([sh["slot"] for sh in shards], [sh["pool_w"] for sh in shards],
+        args = ([sh["w"] for sh in shards], U, [sh["slot"] for sh in shards],
                 [sh["pool_u"] for sh in shards])
         for j in reversed(range(n_shards)):           # any order: each row has one owner
-            core.mix_shard_rows(j, W, U, *args, shards[j]["rows"], shards[j]["n_rows"])
-        assert W.tobytes() == W_ref.tobytes()
+            core.mix_shard_rows(j, *args, shards[j]["rows"], shards[j]["n_rows"])
+        for sh in shards:
+            assert sh["w"].tobytes() == W_ref.tobytes()
         assert U.tobytes() == U_ref.tobytes()
         counter = max(counters)
 
@@ -356,18 +357,18 @@ def test_overlay_kernels_refuse_bad_shapes():
     problem = (np.array([0], np.int32), np.ones(1), np.array([0, 1], np.int32),
                np.array([0, 1], np.int64), np.zeros(1, np.int32), np.zeros(1, np.int32))
     slot, rows = np.zeros(F, np.int32), np.zeros(F, np.int32)
-    pool_w, pool_u = np.empty((F, K), np.float32), np.empty((F, K))
+    pool_u = np.empty((F, K))
     with pytest.raises(ValueError, match="slot and rows"):
-        core.perceptron_epoch_shard(W, *small, *problem, slot[:-1], rows, pool_w, pool_u, 0)
+        core.perceptron_epoch_shard(W, *small, *problem, slot[:-1], rows, pool_u, 0)
     with pytest.raises(ValueError, match="n_old_rows"):
-        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_w, pool_u, F + 1)
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, F + 1)
     rows[0] = F
     with pytest.raises(ValueError, match="outside"):
-        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_w, pool_u, 1)
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, 1)
     U = np.zeros((F, K))
     with pytest.raises(ValueError, match="out of range"):
-        core.mix_shard_rows(0, W, U, [slot], [pool_w], [pool_u], rows, 1)
+        core.mix_shard_rows(0, [W], U, [slot], [pool_u], rows, 1)
     with pytest.raises(ValueError, match="wrong shapes"):
-        core.mix_shard_rows(0, W, U, [slot[:-1]], [pool_w], [pool_u], rows, 0)
-    with pytest.raises(ValueError, match="one slot array"):
-        core.mix_shard_rows(1, W, U, [slot], [pool_w], [pool_u], rows, 0)
+        core.mix_shard_rows(0, [W], U, [slot[:-1]], [pool_u], rows, 0)
+    with pytest.raises(ValueError, match="one weight matrix"):
+        core.mix_shard_rows(1, [W], U, [slot], [pool_u], rows, 0)
