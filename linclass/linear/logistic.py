@@ -52,6 +52,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
@@ -87,6 +88,8 @@ class _Objective:
             self.y = np.ascontiguousarray(y, dtype=np.int32)
         self.D = None
         self.n_evals = 0
+        self.X = X
+        self._columns = None             # state of the two-phase multinomial pass
 
     def loss_grad(self, theta):
         """Data term and its gradient (unscaled)."""
@@ -115,9 +118,109 @@ class _Objective:
         return out.ravel()
 
     def l2(self, theta):
+        if self._column_state() is not None:
+            return self._l2_columns(theta, None, [(0, self.rows["n_rows"])], None)
         loss, grad = self.loss_grad(theta)
         pen = self.prior_times(theta)
         return (loss + 0.5 * theta @ pen) / self.scale, (grad + pen) / self.scale
+
+    # -- multinomial, CSR rows, diagonal prior: the two-phase pass of
+    # _core._logistic (residuals over row blocks, then the gradient over blocks of
+    # feature columns of X transposed, prior and scaling included)
+    def _column_state(self):
+        if getattr(self, "_columns", None) is None:
+            self._columns = False
+            X = getattr(self, "X", None)
+            if (self.binary or self.precision is not None or self.inv_var is None
+                    or X is None or not sp.issparse(X) or X.shape[0] < 1 or X.shape[1] < 1):
+                return None
+            K = self.n_classes
+            inv_var = self.inv_var.reshape(-1, K)
+            if not np.all(inv_var == inv_var[:, :1]):
+                return None
+            XT = X.T.tocsr()             # CSR of X.T: the rows of each feature
+            data = np.ascontiguousarray(XT.data, dtype=np.float64)
+            indices = np.ascontiguousarray(XT.indices, dtype=np.int32)
+            indptr = np.ascontiguousarray(XT.indptr, dtype=np.int32)
+            if data.shape[0] == 0:
+                data, indices = np.zeros(1), np.zeros(1, dtype=np.int32)
+            elif int(indices.max()) >= X.shape[0] or int(indices.min()) < 0:
+                raise ValueError("X has column indices out of range")
+            self._columns = dict(
+                t_data=data, t_indices=indices, t_indptr=indptr,
+                row_inv_var=np.ascontiguousarray(inv_var[:, 0]),
+                R=np.empty((X.shape[0], K)), row_loss=np.empty(X.shape[0]),
+                col_nnz=np.diff(indptr), buffers=[], max_abs=None)
+        return self._columns or None
+
+    def _gradient_buffer(self, n):
+        """A gradient array to overwrite: one this objective returned before and nobody
+        else holds any more (no fresh pages for 8 n bytes every evaluation), else new."""
+        import sys
+        buffers = self._columns["buffers"]
+        for buf in buffers:
+            if sys.getrefcount(buf) == 3:     # the list, this loop's name, the argument
+                return buf
+        buf = np.empty(n)
+        if len(buffers) < 4:
+            buffers.append(buf)
+        return buf
+
+    def _column_blocks(self, n_blocks):
+        """Parameter-row ranges of about equal work (stored entries + one per row)."""
+        state = self._columns
+        key = ("col_blocks", n_blocks)
+        if key not in state:
+            work = np.concatenate([state["col_nnz"], [self.rows["n_rows"]] if self.fit_intercept
+                                   else []]) + 4.0
+            cuts = np.searchsorted(np.cumsum(work), np.linspace(0, work.sum(), n_blocks + 1))
+            cuts = np.clip(cuts, 0, len(work))
+            cuts[0], cuts[-1] = 0, len(work)
+            cuts = np.maximum.accumulate(cuts)
+            state[key] = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        return state[key]
+
+    def _l2_columns(self, theta, threads, row_blocks, n_col_blocks):
+        state = self._columns
+        self.n_evals += 1
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        K, R, row_loss = self.n_classes, state["R"], state["row_loss"]
+
+        def residuals(block):
+            _logistic.multinomial_residuals(
+                y=self.y, sample_weight=self.sample_weight, params=theta, n_classes=K,
+                fit_intercept=self.fit_intercept, R=R, row_loss=row_loss, lo=block[0],
+                hi=block[1], **self.rows)
+
+        grad = self._gradient_buffer(theta.shape[0])
+
+        def columns(block):
+            return _logistic.multinomial_gradient_columns(
+                t_data=state["t_data"], t_indices=state["t_indices"],
+                t_indptr=state["t_indptr"], n_rows=self.rows["n_rows"],
+                n_cols=self.rows["n_cols"], R=R, params=theta,
+                row_inv_var=state["row_inv_var"], scale=float(self.scale), n_classes=K,
+                fit_intercept=self.fit_intercept, grad=grad, lo=block[0], hi=block[1])
+
+        if threads is None:
+            residuals(row_blocks[0])
+            parts = [columns(self._column_blocks(1)[0])]
+        else:
+            threads.map(residuals, row_blocks)
+            parts = threads.map(columns, self._column_blocks(n_col_blocks))
+        loss = float(np.sum(row_loss))   # the same sum whatever the row blocks
+        penalty = 0.0
+        for quad, _ in parts:
+            penalty += quad
+        state["max_abs"] = (grad, max(m for _, m in parts))
+        return (loss + 0.5 * penalty) / self.scale, grad
+
+    def grad_max_abs(self, g):
+        """``max |g|``, free when ``g`` is the last gradient of the two-phase pass."""
+        state = getattr(self, "_columns", None)
+        if state and state["max_abs"] is not None and state["max_abs"][0] is g:
+            return state["max_abs"][1]
+        return float(np.max(np.abs(g)))
 
     def data_hessian(self):
         """Upper triangle of ``X.T diag(D) X`` (intercept last) at the last evaluated
@@ -229,6 +332,7 @@ class _ThreadedObjective(_Objective):
         super().__init__(X, y, sample_weight, n_classes, fit_intercept, None, None)
         bounds = row_block_bounds(X, n_blocks)
         self.threads = threads
+        self.row_blocks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         self.parts = [_Objective(row_block(X, a, b), y[a:b], sample_weight[a:b], n_classes,
                                  fit_intercept, None, None)
                       for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
@@ -260,7 +364,11 @@ class _ThreadedObjective(_Objective):
     def l2(self, theta):
         """Data term + Gaussian prior, scaled; the per-parameter work (adding the
         blocks' gradients, the prior, the scaling) also split over the threads
-        (numpy releases the GIL on these slices), in a fixed slice order."""
+        (numpy releases the GIL on these slices), in a fixed slice order.  Multinomial
+        models on CSR rows run the two-phase pass instead (residuals over the row
+        blocks, then the gradient over as many blocks of feature columns)."""
+        if self._column_state() is not None:
+            return self._l2_columns(theta, self.threads, self.row_blocks, len(self.parts))
         if self.precision is not None:
             return super().l2(theta)
         theta = np.ascontiguousarray(theta, dtype=np.float64)
