@@ -890,7 +890,8 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         callback = None if progress is None else (
             lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
         return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=self.max_iter,
-                              callback=callback, threads=getattr(objective, "threads", None))
+                              callback=callback, threads=getattr(objective, "threads", None),
+                              max_abs=objective.grad_max_abs)
 
     def _fit_l1(self, objective, theta0):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""

@@ -1,0 +1,111 @@
+"""The two-phase multinomial pass (residuals over row blocks, gradient over
+feature-column blocks of X.T with prior, scaling and max |g| fused) against the
+one-pass kernel plus the prior in numpy, and the blocked L-BFGS driver (direction,
+g.d and the unit-step trial point in one pass) against scikit-learn's optimum."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from linclass.linear.logistic import (LogisticRegression, ThreadedSum, _Objective,
+                                      _ThreadedObjective)
+
+
+def _problem(n=230, d=150, K=5, seed=0):
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, d, density=0.05, random_state=seed, format="csr").toarray()
+    A[7] = 0.0                                   # an empty row
+    A[:, 11] = 0.0                               # an empty column
+    X = sp.csr_matrix(A)
+    y = rng.integers(0, K, n).astype(np.int32)
+    w = rng.uniform(0.2, 3.0, n)
+    return X, y, w
+
+
+def _reference(objective, theta):
+    """Data term by the one-pass kernel, prior and scaling in numpy."""
+    loss, grad = objective.loss_grad(theta)
+    pen = objective.inv_var * theta
+    return (loss + 0.5 * theta @ pen) / objective.scale, (grad + pen) / objective.scale
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_blocks", [1, 2, 3])
+def test_two_phase_pass_equals_the_one_pass_kernel(fit_intercept, n_blocks):
+    X, y, w = _problem()
+    K, d = 5, X.shape[1]
+    rng = np.random.default_rng(1)
+    inv_var = np.repeat(rng.uniform(0.1, 2.0, d + fit_intercept), K)
+    if fit_intercept:
+        inv_var[-K:] = 0.0                       # unpenalised intercepts
+    theta = rng.normal(size=(d + fit_intercept) * K)
+
+    def make(threads):
+        if threads is None:
+            objective = _Objective(X, y, w, K, fit_intercept, None, None)
+        else:
+            objective = _ThreadedObjective(X, y, w, K, fit_intercept, threads, n_blocks)
+        objective.inv_var, objective.scale = inv_var, float(w.sum())
+        return objective
+
+    serial = make(None)
+    f_ref, g_ref = _reference(serial, theta)
+    f1, g1 = serial.l2(theta)
+    assert serial._columns                        # the two-phase path ran
+    np.testing.assert_allclose(f1, f_ref, rtol=1e-13)
+    np.testing.assert_allclose(g1, g_ref, rtol=1e-12, atol=1e-15)
+    assert serial.grad_max_abs(g1) == np.max(np.abs(g1))
+    with ThreadedSum(n_blocks) as threads:
+        threaded = make(threads)
+        f2, g2 = threaded.l2(theta)
+    np.testing.assert_array_equal(g2, g1)        # column blocks: the same sums exactly
+    np.testing.assert_allclose(f2, f1, rtol=1e-14)
+
+
+def test_gradients_held_by_the_caller_are_never_overwritten():
+    X, y, w = _problem(seed=2)
+    K, d = 5, X.shape[1]
+    objective = _Objective(X, y, w, K, True, None, None)
+    objective.inv_var, objective.scale = np.full((d + 1) * K, 0.5), float(w.sum())
+    rng = np.random.default_rng(3)
+    held = []
+    for _ in range(7):
+        theta = rng.normal(size=(d + 1) * K)
+        f, g = objective.l2(theta)
+        held.append((theta, g, g.copy()))
+        objective.l2(rng.normal(size=(d + 1) * K))     # a result nobody keeps
+    for theta, g, copy in held:
+        np.testing.assert_array_equal(g, copy)
+        np.testing.assert_allclose(g, _reference(objective, theta)[1], rtol=1e-12, atol=1e-15)
+
+
+def test_full_prior_covariance_and_binary_keep_the_one_pass_kernel():
+    X, y, w = _problem(d=20, seed=4)
+    objective = _Objective(X, y % 2, w, 2, True, None, None)
+    objective.inv_var, objective.scale = np.ones(21), 1.0
+    objective.l2(np.zeros(21))
+    assert objective._columns is False
+    dense = _Objective(X.toarray(), y, w, 5, True, None, None)
+    dense.inv_var, dense.scale = np.ones(21 * 5), 1.0
+    dense.l2(np.zeros(21 * 5))
+    assert dense._columns is False
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_many_parameters_reach_scikit_learns_optimum(n_jobs):
+    """>= 8192 parameters: the blocked driver (fused direction and unit step) and the
+    two-phase pass reach the optimum of scikit-learn's multinomial lbfgs run to a
+    tight tolerance (same objective C sum loss + ||W||^2 / 2)."""
+    from sklearn.linear_model import LogisticRegression as SkLR
+    rng = np.random.default_rng(5)
+    X = sp.random(500, 3000, density=0.01, format="csr", random_state=6)
+    y = np.argmax(X @ rng.normal(size=(3000, 4)) + 0.05 * rng.normal(size=(500, 4)), axis=1)
+    ours = LogisticRegression(C=10.0, tol=1e-8, n_jobs=n_jobs).fit(X, y)
+    assert (X.shape[1] + 1) * 4 >= 8192 and ours.solver_ == "lbfgs"
+    sk = SkLR(C=10.0, tol=1e-12, max_iter=20000).fit(X, y)
+    W, b = sk.coef_, sk.intercept_
+    Z = np.asarray(X @ W.T) + b
+    Z -= Z.max(axis=1, keepdims=True)
+    loss = -np.sum(Z[np.arange(len(y)), y] - np.log(np.exp(Z).sum(axis=1)))
+    sk_objective = 10.0 * loss + 0.5 * np.sum(W ** 2)
+    assert ours.objective_ <= sk_objective * (1 + 1e-7)
+    assert np.mean(ours.predict(X) == sk.predict(X)) >= 0.99
