@@ -20,8 +20,11 @@ with a_j = (D x_j) . v; an update of w_j by delta costs O(nnz of column j):
 r_stored -= delta D x_j, s += delta mu_j, (v . r_stored) -= delta a_j.
 
 Stopping rule as in scikit-learn's Lasso: when the largest coordinate change
-of a pass is below tol times the largest |w_j|, the duality gap is computed
-and the solver stops if it is below tol * (yt . yt).
+of a full pass is below tol times the largest |w_j|, the duality gap is computed
+and the solver stops if it is below tol * (yt . yt).  Active-set cycling
+(glmnet): when a full pass leaves at most half the coordinates nonzero, the
+passes that follow visit only those until their largest change is below tol
+times the largest |w_j|, then a full pass follows (n_iter counts every pass).
 
 L1-regularised L2-loss SVM
 --------------------------
@@ -54,6 +57,29 @@ from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy, row_sq_norm
 from linclass._core._rowsview cimport rows_from_views
 from linclass._core._random cimport Rng, rng_seed, rng_below
 
+
+
+cdef extern from *:
+    """
+    /* max(x, 0) and [x > 0] without a branch: whether a slack is positive is a coin
+       flip for the rows near the margin, and compilers turn the C ternaries back
+       into (mispredicted) jumps */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    static inline double linclass_positive_part(double x) {
+        return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(x), _mm_setzero_pd()));
+    }
+    static inline double linclass_is_positive(double x) {
+        return _mm_cvtsd_f64(_mm_and_pd(_mm_cmpgt_sd(_mm_set_sd(x), _mm_setzero_pd()),
+                                        _mm_set_sd(1.0)));
+    }
+    #else
+    static inline double linclass_positive_part(double x) { return x > 0.0 ? x : 0.0; }
+    static inline double linclass_is_positive(double x) { return x > 0.0 ? 1.0 : 0.0; }
+    #endif
+    """
+    double positive_part "linclass_positive_part"(double x) noexcept nogil
+    double is_positive "linclass_is_positive"(double x) noexcept nogil
 
 
 cdef inline double _dot(Py_ssize_t n, const double* x, const double* y) noexcept nogil:
@@ -159,6 +185,27 @@ def scaled_transpose(const double[:, ::1] X, const double[::1] v, double[::1] sq
     return out
 
 
+cdef double dense_gap(const double[:, ::1] XT, const double* mu, const double* v,
+                      const double* r, double s, const double* yt, const double* w,
+                      double lam, double* R, double* xr_all) noexcept nogil:
+    """The gap of :func:`duality_gap`, with ``X^T R`` row by row of the dense ``XT``."""
+    cdef Py_ssize_t d = XT.shape[0], n = XT.shape[1], i, j
+    cdef double vr = 0.0, R_norm2 = 0.0, Ry = 0.0, dual_norm = 0.0, w_norm1 = 0.0, xr
+    for i in range(n):
+        R[i] = r[i] + s * v[i]
+        vr += v[i] * R[i]
+        R_norm2 += R[i] * R[i]
+        Ry += R[i] * yt[i]
+    for j in range(d):
+        xr_all[j] = _dot(n, &XT[j, 0], R)
+    for j in range(d):
+        xr = fabs(xr_all[j] - mu[j] * vr)
+        if xr > dual_norm:
+            dual_norm = xr
+        w_norm1 += fabs(w[j])
+    return gap_from_residual(R_norm2, Ry, w_norm1, dual_norm, lam)
+
+
 def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[::1] mu,
                    const double[::1] v, const double[::1] yt, double[::1] w, double lam,
                    double tol, Py_ssize_t max_iter):
@@ -166,7 +213,8 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
     ``XT`` (n_features x n_samples, from :func:`scaled_transpose`, which also
     gives their squared norms ``sq``), and the column sweeps are contiguous dot
     products and axpys over those rows (vectorised; the generic row loops are
-    not), the gap's ``Xt^T r`` one more such pass.  Same updates, stopping rule and result as :func:`lasso_cd`.
+    not), the gap's ``Xt^T r`` one more such pass.  Same updates, stopping rule and
+    active-set cycling as :func:`lasso_cd`, and the same solution.
     Uses ``(D x_j) . v = sum_i sw_i x_ij = (v . v) mu_j`` (``mu`` is zero
     without an intercept, and then that term is not needed).
     """
@@ -177,10 +225,11 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
     cdef double[::1] r = np.array(yt, dtype=np.float64)       # r_stored
     cdef double[::1] norm = np.empty(d), a = np.empty(d), xr_all = np.empty(d)
     cdef double[::1] R = np.empty(n)
-    cdef Py_ssize_t it = 0, i, j
+    cdef Py_ssize_t[::1] active = np.empty(d, dtype=np.intp)
+    cdef Py_ssize_t it = 0, i, j, t, m, n_active = 0
+    cdef bint full = True
     cdef double vv = 0.0, vr = 0.0, s = 0.0, yy = 0.0, rho, xr, w_new, delta
     cdef double d_max, w_max, gap = INFINITY, gap_tol
-    cdef double dual_norm, R_norm2, w_norm1, Ry
     cdef const double* Xj
     with nogil:
         for i in range(n):
@@ -197,7 +246,11 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
         while it < max_iter:
             d_max = 0.0
             w_max = 0.0
-            for j in range(d):
+            m = d if full else n_active
+            if full:
+                n_active = 0
+            for t in range(m):
+                j = t if full else active[t]
                 if norm[j] <= 0.0:
                     w[j] = 0.0
                     continue
@@ -216,30 +269,24 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                     d_max = fabs(delta)
                 if fabs(w[j]) > w_max:
                     w_max = fabs(w[j])
+                if full and w[j] != 0.0:
+                    active[n_active] = j
+                    n_active += 1
             it += 1
-            if w_max == 0.0 or d_max <= tol * w_max or it == max_iter:
-                # the gap of duality_gap, with X^T R row by row of XT
-                vr = 0.0
-                R_norm2 = 0.0
-                Ry = 0.0
-                for i in range(n):
-                    R[i] = r[i] + s * v[i]
-                    vr += v[i] * R[i]
-                    R_norm2 += R[i] * R[i]
-                    Ry += R[i] * yt[i]
-                for j in range(d):
-                    xr_all[j] = _dot(n, &XT[j, 0], &R[0])
-                dual_norm = 0.0
-                w_norm1 = 0.0
-                for j in range(d):
-                    xr = fabs(xr_all[j] - mu[j] * vr)
-                    if xr > dual_norm:
-                        dual_norm = xr
-                    w_norm1 += fabs(w[j])
-                gap = gap_from_residual(R_norm2, Ry, w_norm1, dual_norm, lam)
+            if full and (w_max == 0.0 or d_max <= tol * w_max) or it == max_iter:
+                gap = dense_gap(XT, &mu[0], &v[0], &r[0], s, &yt[0], &w[0], lam, &R[0],
+                                &xr_all[0])
                 vr = _dot(n, &v[0], &r[0])
                 if gap <= gap_tol:
                     break
+            # after a full pass, passes over the nonzero coordinates only until they
+            # settle (glmnet's active-set cycling); then a full pass again
+            # (worth it when at most half the coordinates are nonzero: a pass over
+            # nearly all of them would only delay the full pass that must follow)
+            if full:
+                full = n_active == 0 or 2 * n_active > d
+            else:
+                full = d_max <= tol * w_max
     return it, gap, gap_tol
 
 
@@ -328,7 +375,9 @@ def lasso_cd(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
     cdef double[::1] r_stored = np.array(yt, dtype=np.float64)
     cdef double[::1] a = np.zeros(n_features), norm = np.zeros(n_features)
     cdef double[::1] R = np.zeros(n_samples)
-    cdef Py_ssize_t it = 0, i, j, nnz
+    cdef Py_ssize_t[::1] active = np.empty(n_features, dtype=np.intp)
+    cdef Py_ssize_t it = 0, i, j, nnz, t, m, n_active = 0
+    cdef bint full = True
     cdef const double* values
     cdef const int* ind
     cdef double vv = 0.0, vr = 0.0, s = 0.0, yy = 0.0, rho, xr, w_new, delta
@@ -350,7 +399,11 @@ def lasso_cd(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
         while it < max_iter:
             d_max = 0.0
             w_max = 0.0
-            for j in range(n_features):
+            m = n_features if full else n_active
+            if full:
+                n_active = 0
+            for t in range(m):
+                j = t if full else active[t]
                 if norm[j] <= 0.0:
                     w[j] = 0.0
                     continue
@@ -369,79 +422,91 @@ def lasso_cd(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
                     d_max = fabs(delta)
                 if fabs(w[j]) > w_max:
                     w_max = fabs(w[j])
+                if full and w[j] != 0.0:
+                    active[n_active] = j
+                    n_active += 1
             it += 1
-            if w_max == 0.0 or d_max <= tol * w_max or it == max_iter:
+            if full and (w_max == 0.0 or d_max <= tol * w_max) or it == max_iter:
                 gap = duality_gap(&XT, &mu[0], &v[0], &a[0], vv, &r_stored[0], s, &yt[0],
                                   &w[0], lam, &R[0])
                 if gap <= gap_tol:
                     break
+            # active-set cycling (glmnet): after a full pass, passes over its nonzero
+            # coordinates only until they settle, then a full pass again; when at most
+            # half the coordinates are nonzero
+            if full:
+                full = n_active == 0 or 2 * n_active > n_features
+            else:
+                full = d_max <= tol * w_max
     return it, gap, gap_tol
 
 
-cdef inline double sq_hinge_loss(const double* cost, const double* b,
-                                 Py_ssize_t n_samples) noexcept nogil:
-    """sum_i C_i max(0, b_i)^2"""
-    cdef double s = 0.0
+cdef inline double sq_hinge_loss(const double* b, Py_ssize_t n_samples) noexcept nogil:
+    """sum_i max(0, b_i)^2 (the costs are folded into b: b_i = sqrt(C_i) slack_i)"""
+    cdef double s = 0.0, bi
     cdef Py_ssize_t i
     for i in range(n_samples):
-        if b[i] > 0.0:
-            s += cost[i] * b[i] * b[i]
+        bi = b[i] if b[i] > 0.0 else 0.0
+        s += bi * bi
     return s
 
 
 cdef inline double column_shift_loss(const double* values, const int* indices, Py_ssize_t nnz,
-                                     const double* cost, double step,
-                                     double* b, double* loss_old) noexcept nogil:
+                                     double step, double* b, double* loss_old) noexcept nogil:
     """b_i += step * z_ij on column j's entries; returns the new loss of those
-    entries, and (if loss_old is not NULL) stores their loss before the shift."""
+    entries, and (if loss_old is not NULL) stores their loss before the shift.
+    Branch-free: whether b_i > 0 is a coin flip for the rows near the margin."""
     cdef Py_ssize_t k, i
-    cdef double new = 0.0, old = 0.0, bi
+    cdef double new = 0.0, old = 0.0, bi, p
     for k in range(nnz):
         i = k if indices == NULL else indices[k]
         bi = b[i]
-        if bi > 0.0:
-            old += cost[i] * bi * bi
+        p = positive_part(bi)
+        old += p * p
         bi = bi + step * values[k]
         b[i] = bi
-        if bi > 0.0:
-            new += cost[i] * bi * bi
+        p = positive_part(bi)
+        new += p * p
     if loss_old != NULL:
         loss_old[0] = old
     return new
 
 
 cdef inline void column_grad_hess(const double* values, const int* indices, Py_ssize_t nnz,
-                                  const double* cost, const double* b,
-                                  double* g, double* h) noexcept nogil:
-    """g = -sum_{b_i > 0} C_i b_i z_ij,  h = sum_{b_i > 0} C_i z_ij^2"""
-    cdef Py_ssize_t k, i
-    cdef double gs = 0.0, hs = 0.0, t
+                                  const double* b, double* g, double* h) noexcept nogil:
+    """g = -sum_{b_i > 0} b_i z_ij,  h = sum_{b_i > 0} z_ij^2 (costs folded into z and b),
+    branch-free"""
+    cdef Py_ssize_t k
+    cdef double gs = 0.0, hs = 0.0, bi, v, one
     if indices == NULL:
         for k in range(nnz):
-            if b[k] > 0.0:
-                t = cost[k] * values[k]
-                gs -= t * b[k]
-                hs += t * values[k]
+            bi = b[k]
+            v = values[k]
+            one = is_positive(bi)
+            gs -= v * (one * bi)
+            hs += one * v * v
     else:
         for k in range(nnz):
-            i = indices[k]
-            if b[i] > 0.0:
-                t = cost[i] * values[k]
-                gs -= t * b[i]
-                hs += t * values[k]
+            bi = b[indices[k]]
+            v = values[k]
+            one = is_positive(bi)
+            gs -= v * (one * bi)
+            hs += one * v * v
     g[0] = gs
     h[0] = hs
 
 
-cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
+cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* root,
                                   double* w, double* b, double* xj_sq, int* index,
                                   double tol, Py_ssize_t max_iter, bint shrinking,
                                   uint64_t seed, double* out_gnorm) noexcept nogil:
     """The solver of the module docstring, in place on w (n_features = XT.n_rows).
 
-    XT holds z_ij = s_i x_ij (the labels folded into the columns).
-    b (n_samples) receives the slacks 1 - s_i w . x_i; xj_sq and index are
-    n_features workspaces.  Returns the number of passes; out_gnorm[0:2] the
+    XT holds z_ij = sqrt(C_i) s_i x_ij (labels and costs folded into the columns;
+    root[i] = sqrt(C_i)); b (n_samples) receives the scaled slacks
+    sqrt(C_i) (1 - s_i w . x_i), so that the loss is sum_i max(0, b_i)^2 and
+    its derivatives need no costs; xj_sq and index are n_features workspaces.
+    Returns the number of passes; out_gnorm[0:2] the
     last and the first pass's sum of minimum-norm subgradients."""
     cdef Py_ssize_t n_features = XT.n_rows, n_samples = XT.n_cols
     cdef Py_ssize_t j, s, k, i, it = 0, active = n_features, n_search, tmp
@@ -456,14 +521,11 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
     cdef Rng rng
     rng_seed(&rng, seed)
     for i in range(n_samples):
-        b[i] = 1.0
+        b[i] = root[i]
     for j in range(n_features):
         index[j] = <int>j
         nnz = rows_get(XT, j, &values, &ind)
-        xj_sq[j] = 0.0
-        for k in range(nnz):
-            i = k if ind == NULL else ind[k]
-            xj_sq[j] += cost[i] * values[k] * values[k]          # sum_i C_i x_ij^2
+        xj_sq[j] = row_sq_norm(values, nnz)                     # sum_i C_i x_ij^2
         if w[j] != 0.0:
             warm = True
             row_axpy(-w[j], values, ind, nnz, b)       # b -= w_j z_j
@@ -476,7 +538,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
             G = 0.0
             for k in range(nnz):
                 i = k if ind == NULL else ind[k]
-                G -= 2.0 * cost[i] * values[k]                   # d loss / d w_j at w = 0
+                G -= 2.0 * root[i] * values[k]                   # d loss / d w_j at w = 0
             if fabs(G) > 1.0:
                 gnorm_init += fabs(G) - 1.0
     while it < max_iter:
@@ -491,7 +553,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
         while s < active:
             j = index[s]
             nnz = rows_get(XT, j, &values, &ind)
-            column_grad_hess(values, ind, nnz, cost, b, &g_loss, &H)
+            column_grad_hess(values, ind, nnz, b, &g_loss, &H)
             g_loss *= 2.0
             G = g_loss
             H *= 2.0
@@ -539,11 +601,9 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
                     row_axpy(d_diff, values, ind, nnz, b)
                     break
                 if n_search == 0:
-                    loss_new = column_shift_loss(values, ind, nnz, cost, d_diff, b,
-                                                 &loss_old)
+                    loss_new = column_shift_loss(values, ind, nnz, d_diff, b, &loss_old)
                 else:
-                    loss_new = column_shift_loss(values, ind, nnz, cost, d_diff, b,
-                                                 NULL)
+                    loss_new = column_shift_loss(values, ind, nnz, d_diff, b, NULL)
                 cond = cond + loss_new - loss_old
                 if cond <= 0.0:
                     break
@@ -554,7 +614,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
             w[j] += d
             if n_search >= max_search:                           # recompute b from w
                 for i in range(n_samples):
-                    b[i] = 1.0
+                    b[i] = root[i]
                 for k in range(n_features):
                     if w[k] != 0.0:
                         nnz = rows_get(XT, k, &values, &ind)
@@ -590,16 +650,37 @@ def l1r_l2_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
     if cost.shape[0] != n_samples \
             or w.shape[0] != n_features or n_features < 1 or n_samples < 1:
         raise ValueError("l1r_l2_svc: inconsistent array shapes")
-    cdef Rows XT = rows_from_views(data, indices, indptr, is_sparse, n_features, n_samples)
+    cdef const double[::1] values = data
+    cdef const int[::1] ind = indices
+    cdef const int[::1] ptr = indptr
+    cdef double[::1] root = np.sqrt(np.asarray(cost, dtype=np.float64))
+    # z_ij sqrt(C_i): the costs folded into the columns once, for all passes
+    scaled = np.array(values, dtype=np.float64)
+    cdef double[::1] z = scaled
+    cdef Py_ssize_t it, j, k, n_stored
+    if is_sparse:
+        n_stored = ptr[n_features]
+        if ptr.shape[0] != n_features + 1 or n_stored > z.shape[0]:
+            raise ValueError("l1r_l2_svc: inconsistent array shapes")
+        with nogil:
+            for k in range(n_stored):
+                z[k] = z[k] * root[ind[k]]
+    else:
+        if z.shape[0] < n_features * n_samples:
+            raise ValueError("l1r_l2_svc: inconsistent array shapes")
+        with nogil:
+            for j in range(n_features):
+                for k in range(n_samples):
+                    z[j * n_samples + k] = z[j * n_samples + k] * root[k]
+    cdef Rows XT = rows_from_views(z, indices, indptr, is_sparse, n_features, n_samples)
     cdef double[::1] b = np.zeros(n_samples), xj_sq = np.zeros(n_features)
     cdef int[::1] index = np.zeros(n_features, dtype=np.int32)
     cdef double gnorm[2]
     cdef double objective = 0.0
-    cdef Py_ssize_t it, j
     with nogil:
-        it = l1r_l2_svc_kernel(&XT, &cost[0], &w[0], &b[0], &xj_sq[0], &index[0],
+        it = l1r_l2_svc_kernel(&XT, &root[0], &w[0], &b[0], &xj_sq[0], &index[0],
                                tol, max_iter, shrinking, seed, gnorm)
         for j in range(n_features):
             objective += fabs(w[j])
-        objective += sq_hinge_loss(&cost[0], &b[0], n_samples)
+        objective += sq_hinge_loss(&b[0], n_samples)
     return it, gnorm[0], gnorm[1], objective
