@@ -19,7 +19,11 @@ scalar ``C`` the optimum is the one of scikit-learn's and LIBLINEAR's
 LIBLINEAR's ``-B 1`` does).
 
 Loss and gradient are computed by :mod:`linclass._core._logistic` in one pass
-over the rows (dense or CSR).  Solvers:
+over the rows (dense or CSR); a multinomial model on CSR rows with a diagonal
+prior takes two phases instead (the residuals of every row, then the gradient
+row of each feature over ``X`` transposed, with the prior, the scaling and
+``max |g|`` in the same pass: no scattered writes into a gradient larger than
+the caches, and threads share no output).  Solvers:
 
 * ``"lbfgs"`` -- L-BFGS on the objective divided by ``sum(s_i)``: with the L2
   penalty (or none) linclass's own unconstrained L-BFGS
@@ -678,7 +682,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         kernel on its own thread and added in block order.  None: 1; -1: all
         CPUs.  The result depends on ``n_jobs`` only through the rounding of that
         sum (deterministic for a fixed ``n_jobs``; ``n_jobs=1`` is the
-        single-threaded fit, bit for bit).
+        single-threaded fit, bit for bit).  Multinomial models on CSR input
+        compute the residuals over the row blocks and the gradient over as many
+        blocks of features (every gradient entry the same sum whatever
+        ``n_jobs``); with ``(n_features + 1) * n_classes >= 8192`` the L-BFGS
+        history passes and vector work run over ``n_jobs`` column blocks too.
 
     Attributes
     ----------
