@@ -686,7 +686,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         compute the residuals over the row blocks and the gradient over as many
         blocks of features (every gradient entry the same sum whatever
         ``n_jobs``); with ``(n_features + 1) * n_classes >= 8192`` the L-BFGS
-        history passes and vector work run over ``n_jobs`` column blocks too.
+        history passes and vector work run over column blocks on the threads too.
 
     Attributes
     ----------
