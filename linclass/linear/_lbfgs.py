@@ -82,9 +82,9 @@ class _CompactHistory:
         self.pending = None
 
     def direction(self, g, out, x=None, x_out=None):
-        """``out = -H g``; with ``x`` and ``x_out`` (and at least one pair stored) also
-        ``x_out = x + out`` in the same pass, and then ``g . out`` is returned
-        (None otherwise)."""
+        """``out = -H g``; with ``x`` and ``x_out`` (and at least one pair stored)
+        instead ``x_out = x + d`` (d = -H g) in one pass that does not write ``out``,
+        and ``g . d`` is returned (None otherwise: ``out`` holds d)."""
         order = np.array(self.newest_first[::-1], dtype=np.int32)    # oldest first
         gamma = self.gamma
         if order.shape[0] == 0:
@@ -112,8 +112,8 @@ class _CompactHistory:
         a = np.ascontiguousarray(top)
         b = np.ascontiguousarray(-gamma * r_inv_u)
         if x is not None:
-            parts = self._map(lambda blk: _lbfgs_core.lbfgs_combine_step(
-                g, S, Y, order, a, b, gamma, x, out, x_out, blk[0], blk[1]))
+            parts = self._map(lambda blk: _lbfgs_core.lbfgs_combine_trial(
+                g, S, Y, order, a, b, gamma, x, x_out, blk[0], blk[1]))
             gd = parts[0]
             for part in parts[1:]:
                 gd += part
@@ -135,6 +135,11 @@ class _CompactHistory:
     def max_abs(self, u):
         return max(self._map(lambda b: float(np.max(np.abs(u[b[0]:b[1]])))
                              if b[1] > b[0] else 0.0))
+
+    def difference(self, u, v, out):
+        """``out = u - v``."""
+        self._map(lambda b: np.subtract(u[b[0]:b[1]], v[b[0]:b[1]], out=out[b[0]:b[1]]))
+        return out
 
     def step(self, x, d, step, out):
         """``out = x + step * d``."""
@@ -170,7 +175,8 @@ class _CompactHistory:
 
 #: From this many parameters on, the driver works on reused buffers in column blocks
 #: (one without threads): the direction, ``g . d`` and the unit-step trial point
-#: ``x + d`` in one pass over the history (:func:`_lbfgs.lbfgs_combine_step`).
+#: ``x + d`` in one pass over the history that never writes d itself
+#: (:func:`_lbfgs.lbfgs_combine_trial`; d = x_trial - x only after a rejected unit step).
 BLOCKED_MIN_PARAMS = 8192
 
 
@@ -261,6 +267,9 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
             if x_unit is not None and step == 1.0:
                 x_new = x_unit
             elif blocked:
+                if x_unit is not None:        # d was not written: the unit step's x - x
+                    history.difference(x_unit, x, d)
+                    x_unit = None
                 x_new = history.step(x, d, step, spare)
             else:
                 x_new = axpy(d, x.copy(), a=step)

@@ -109,3 +109,35 @@ def test_many_parameters_reach_scikit_learns_optimum(n_jobs):
     sk_objective = 10.0 * loss + 0.5 * np.sum(W ** 2)
     assert ours.objective_ <= sk_objective * (1 + 1e-7)
     assert np.mean(ours.predict(X) == sk.predict(X)) >= 0.99
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_blocked_driver_backtracks_from_the_fused_unit_step(threaded):
+    """>= 8192 parameters: the unit-step trial point comes from the fused direction pass
+    (which does not write d); rejected unit steps rebuild d = x_trial - x and backtrack.
+    An exponential objective rejects many unit steps; the minimiser is known."""
+    from linclass.linear._lbfgs import lbfgs_minimize
+    rng = np.random.default_rng(7)
+    n = 10000
+    weight = rng.uniform(0.5, 5.0, n)
+    target = rng.uniform(0.5, 3.0, n)
+    calls = []
+
+    def fun(x):
+        calls.append(1)
+        e = np.exp(x)
+        return float(weight @ (e - target * x)), weight * (e - target)
+
+    x0 = np.full(n, 2.5)
+    if threaded:
+        with ThreadedSum(2) as threads:
+            x, f, n_iter, converged = lbfgs_minimize(fun, x0, gtol=1e-9, max_iter=500,
+                                                     threads=threads)
+    else:
+        x, f, n_iter, converged = lbfgs_minimize(fun, x0, gtol=1e-9, max_iter=500)
+    assert converged
+    assert len(calls) > n_iter + 2                 # some unit steps were rejected
+    best = np.log(target)
+    f_best = float(weight @ (target - target * best))
+    assert f <= f_best + 1e-12 * abs(f_best)      # stopped where f is flat to rounding
+    np.testing.assert_allclose(x, best, atol=1e-5)
