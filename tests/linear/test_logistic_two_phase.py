@@ -140,4 +140,4 @@ def test_blocked_driver_backtracks_from_the_fused_unit_step(threaded):
     best = np.log(target)
     f_best = float(weight @ (target - target * best))
     assert f <= f_best + 1e-12 * abs(f_best)      # stopped where f is flat to rounding
-    np.testing.assert_allclose(x, best, atol=1e-5)
+    np.testing.assert_allclose(x, best, atol=1e-4)
