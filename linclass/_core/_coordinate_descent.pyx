@@ -20,11 +20,8 @@ with a_j = (D x_j) . v; an update of w_j by delta costs O(nnz of column j):
 r_stored -= delta D x_j, s += delta mu_j, (v . r_stored) -= delta a_j.
 
 Stopping rule as in scikit-learn's Lasso: when the largest coordinate change
-of a full pass is below tol times the largest |w_j|, the duality gap is computed
-and the solver stops if it is below tol * (yt . yt).  Active-set cycling
-(glmnet): when a full pass leaves at most half the coordinates nonzero, the
-passes that follow visit only those until their largest change is below tol
-times the largest |w_j|, then a full pass follows (n_iter counts every pass).
+of a pass is below tol times the largest |w_j|, the duality gap is computed
+and the solver stops if it is below tol * (yt . yt).
 
 L1-regularised L2-loss SVM
 --------------------------
@@ -185,27 +182,6 @@ def scaled_transpose(const double[:, ::1] X, const double[::1] v, double[::1] sq
     return out
 
 
-cdef double dense_gap(const double[:, ::1] XT, const double* mu, const double* v,
-                      const double* r, double s, const double* yt, const double* w,
-                      double lam, double* R, double* xr_all) noexcept nogil:
-    """The gap of :func:`duality_gap`, with ``X^T R`` row by row of the dense ``XT``."""
-    cdef Py_ssize_t d = XT.shape[0], n = XT.shape[1], i, j
-    cdef double vr = 0.0, R_norm2 = 0.0, Ry = 0.0, dual_norm = 0.0, w_norm1 = 0.0, xr
-    for i in range(n):
-        R[i] = r[i] + s * v[i]
-        vr += v[i] * R[i]
-        R_norm2 += R[i] * R[i]
-        Ry += R[i] * yt[i]
-    for j in range(d):
-        xr_all[j] = _dot(n, &XT[j, 0], R)
-    for j in range(d):
-        xr = fabs(xr_all[j] - mu[j] * vr)
-        if xr > dual_norm:
-            dual_norm = xr
-        w_norm1 += fabs(w[j])
-    return gap_from_residual(R_norm2, Ry, w_norm1, dual_norm, lam)
-
-
 def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[::1] mu,
                    const double[::1] v, const double[::1] yt, double[::1] w, double lam,
                    double tol, Py_ssize_t max_iter):
@@ -213,8 +189,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
     ``XT`` (n_features x n_samples, from :func:`scaled_transpose`, which also
     gives their squared norms ``sq``), and the column sweeps are contiguous dot
     products and axpys over those rows (vectorised; the generic row loops are
-    not), the gap's ``Xt^T r`` one more such pass.  Same updates, stopping rule and
-    active-set cycling as :func:`lasso_cd`, and the same solution.
+    not), the gap's ``Xt^T r`` one more such pass.  Same updates, stopping rule and result as :func:`lasso_cd`.
     Uses ``(D x_j) . v = sum_i sw_i x_ij = (v . v) mu_j`` (``mu`` is zero
     without an intercept, and then that term is not needed).
     """
@@ -225,11 +200,10 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
     cdef double[::1] r = np.array(yt, dtype=np.float64)       # r_stored
     cdef double[::1] norm = np.empty(d), a = np.empty(d), xr_all = np.empty(d)
     cdef double[::1] R = np.empty(n)
-    cdef Py_ssize_t[::1] active = np.empty(d, dtype=np.intp)
-    cdef Py_ssize_t it = 0, i, j, t, m, n_active = 0
-    cdef bint full = True
+    cdef Py_ssize_t it = 0, i, j
     cdef double vv = 0.0, vr = 0.0, s = 0.0, yy = 0.0, rho, xr, w_new, delta
     cdef double d_max, w_max, gap = INFINITY, gap_tol
+    cdef double dual_norm, R_norm2, w_norm1, Ry
     cdef const double* Xj
     with nogil:
         for i in range(n):
@@ -246,11 +220,7 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
         while it < max_iter:
             d_max = 0.0
             w_max = 0.0
-            m = d if full else n_active
-            if full:
-                n_active = 0
-            for t in range(m):
-                j = t if full else active[t]
+            for j in range(d):
                 if norm[j] <= 0.0:
                     w[j] = 0.0
                     continue
@@ -269,24 +239,30 @@ def lasso_cd_dense(const double[:, ::1] XT, const double[::1] sq, const double[:
                     d_max = fabs(delta)
                 if fabs(w[j]) > w_max:
                     w_max = fabs(w[j])
-                if full and w[j] != 0.0:
-                    active[n_active] = j
-                    n_active += 1
             it += 1
-            if full and (w_max == 0.0 or d_max <= tol * w_max) or it == max_iter:
-                gap = dense_gap(XT, &mu[0], &v[0], &r[0], s, &yt[0], &w[0], lam, &R[0],
-                                &xr_all[0])
+            if w_max == 0.0 or d_max <= tol * w_max or it == max_iter:
+                # the gap of duality_gap, with X^T R row by row of XT
+                vr = 0.0
+                R_norm2 = 0.0
+                Ry = 0.0
+                for i in range(n):
+                    R[i] = r[i] + s * v[i]
+                    vr += v[i] * R[i]
+                    R_norm2 += R[i] * R[i]
+                    Ry += R[i] * yt[i]
+                for j in range(d):
+                    xr_all[j] = _dot(n, &XT[j, 0], &R[0])
+                dual_norm = 0.0
+                w_norm1 = 0.0
+                for j in range(d):
+                    xr = fabs(xr_all[j] - mu[j] * vr)
+                    if xr > dual_norm:
+                        dual_norm = xr
+                    w_norm1 += fabs(w[j])
+                gap = gap_from_residual(R_norm2, Ry, w_norm1, dual_norm, lam)
                 vr = _dot(n, &v[0], &r[0])
                 if gap <= gap_tol:
                     break
-            # after a full pass, passes over the nonzero coordinates only until they
-            # settle (glmnet's active-set cycling); then a full pass again
-            # (worth it when at most half the coordinates are nonzero: a pass over
-            # nearly all of them would only delay the full pass that must follow)
-            if full:
-                full = n_active == 0 or 2 * n_active > d
-            else:
-                full = d_max <= tol * w_max
     return it, gap, gap_tol
 
 
@@ -375,9 +351,7 @@ def lasso_cd(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
     cdef double[::1] r_stored = np.array(yt, dtype=np.float64)
     cdef double[::1] a = np.zeros(n_features), norm = np.zeros(n_features)
     cdef double[::1] R = np.zeros(n_samples)
-    cdef Py_ssize_t[::1] active = np.empty(n_features, dtype=np.intp)
-    cdef Py_ssize_t it = 0, i, j, nnz, t, m, n_active = 0
-    cdef bint full = True
+    cdef Py_ssize_t it = 0, i, j, nnz
     cdef const double* values
     cdef const int* ind
     cdef double vv = 0.0, vr = 0.0, s = 0.0, yy = 0.0, rho, xr, w_new, delta
@@ -399,11 +373,7 @@ def lasso_cd(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
         while it < max_iter:
             d_max = 0.0
             w_max = 0.0
-            m = n_features if full else n_active
-            if full:
-                n_active = 0
-            for t in range(m):
-                j = t if full else active[t]
+            for j in range(n_features):
                 if norm[j] <= 0.0:
                     w[j] = 0.0
                     continue
@@ -422,22 +392,12 @@ def lasso_cd(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
                     d_max = fabs(delta)
                 if fabs(w[j]) > w_max:
                     w_max = fabs(w[j])
-                if full and w[j] != 0.0:
-                    active[n_active] = j
-                    n_active += 1
             it += 1
-            if full and (w_max == 0.0 or d_max <= tol * w_max) or it == max_iter:
+            if w_max == 0.0 or d_max <= tol * w_max or it == max_iter:
                 gap = duality_gap(&XT, &mu[0], &v[0], &a[0], vv, &r_stored[0], s, &yt[0],
                                   &w[0], lam, &R[0])
                 if gap <= gap_tol:
                     break
-            # active-set cycling (glmnet): after a full pass, passes over its nonzero
-            # coordinates only until they settle, then a full pass again; when at most
-            # half the coordinates are nonzero
-            if full:
-                full = n_active == 0 or 2 * n_active > n_features
-            else:
-                full = d_max <= tol * w_max
     return it, gap, gap_tol
 
 
