@@ -181,7 +181,7 @@ BLOCKED_MIN_PARAMS = 8192
 
 
 def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, memory=10,
-                   callback=None, threads=None, n_blocks=None, max_abs=None):
+                   callback=None, threads=None, n_blocks=None, max_abs=None, fun_into=None):
     """Minimise a smooth function without constraints.
 
     Parameters
@@ -213,6 +213,12 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     max_abs : callable or None
         ``max_abs(g) -> max |g|`` for the gradients ``fun`` returns (an objective that
         computes it on the way saves a pass); None: computed here.
+    fun_into : callable or None
+        ``fun_into(x, out) -> (f, g)``, ``fun`` writing the gradient into the driver's
+        buffer ``out`` (or returning a new array): used from
+        :data:`BLOCKED_MIN_PARAMS` parameters on, so that an evaluation does not
+        allocate (and fault in) a fresh gradient; the driver keeps two gradient
+        buffers and hands the callback copies.
 
     Returns
     -------
@@ -234,11 +240,14 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     flat_steps = 0
     if n == 0 or not np.all(np.isfinite(g)) or not np.isfinite(f):
         return x, f, 0, n == 0
+    g_spare = None
     if blocked:                   # the driver's vector work on the column blocks too
         dot = history.dot
         if max_abs is None:
             max_abs = history.max_abs
         spare = np.empty(n)       # x_new is written here; the old x becomes the spare
+        if fun_into is not None:
+            g_spare = np.empty(n)     # g_new is written here; the old g becomes the spare
     elif max_abs is None:
         def max_abs(u):
             return np.max(np.abs(u))
@@ -273,7 +282,10 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
                 x_new = history.step(x, d, step, spare)
             else:
                 x_new = axpy(d, x.copy(), a=step)
-            f_new, g_new = fun(x_new)
+            if g_spare is not None:
+                f_new, g_new = fun_into(x_new, g_spare)
+            else:
+                f_new, g_new = fun(x_new)
             if np.isfinite(f_new) and f_new <= f + 1e-4 * step * gd:
                 accepted = True
                 break
@@ -291,9 +303,11 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         f_old = f
         if blocked:
             spare = x
+            if g_spare is not None and g_new is g_spare:
+                g_spare = g
         x, f, g = x_new, f_new, g_new
-        if callback is not None:
-            callback(x.copy() if blocked else x, f, g)     # x's buffer is reused
+        if callback is not None:                            # the buffers are reused
+            callback(x.copy() if blocked else x, f, g.copy() if g_spare is not None else g)
         if max_abs(g) <= gtol:
             return x, f, n_iter, True
         if f_old - f <= ftol * max(abs(f_old), abs(f), 1.0):

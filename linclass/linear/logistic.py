@@ -124,6 +124,24 @@ class _Objective:
     def l2(self, theta):
         if self._column_state() is not None:
             return self._l2_columns(theta, None, [(0, self.rows["n_rows"])], None)
+        return self._l2_plain(theta)
+
+    def l2_into(self, theta, out):
+        """:meth:`l2` with the gradient written into ``out`` (float64, C-contiguous, of
+        theta's length) when the pass allows it (the two-phase pass: no fresh pages
+        for a gradient larger than the caches every evaluation), else a new array."""
+        if self._column_state() is not None:
+            if out.shape != theta.shape or out.dtype != np.float64 \
+                    or not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError("l2_into: out must be a writeable float64 C-contiguous "
+                                 "array shaped like theta")
+            return self._l2_columns(theta, getattr(self, "threads", None),
+                                    getattr(self, "row_blocks", None)
+                                    or [(0, self.rows["n_rows"])],
+                                    len(getattr(self, "parts", ())) or None, out=out)
+        return self.l2(theta)
+
+    def _l2_plain(self, theta):
         loss, grad = self.loss_grad(theta)
         pen = self.prior_times(theta)
         return (loss + 0.5 * theta @ pen) / self.scale, (grad + pen) / self.scale
@@ -154,21 +172,8 @@ class _Objective:
                 t_data=data, t_indices=indices, t_indptr=indptr,
                 row_inv_var=np.ascontiguousarray(inv_var[:, 0]),
                 R=np.empty((X.shape[0], K)), row_loss=np.empty(X.shape[0]),
-                col_nnz=np.diff(indptr), buffers=[], max_abs=None)
+                col_nnz=np.diff(indptr), max_abs=None)
         return self._columns or None
-
-    def _gradient_buffer(self, n):
-        """A gradient array to overwrite: one this objective returned before and nobody
-        else holds any more (no fresh pages for 8 n bytes every evaluation), else new."""
-        import sys
-        buffers = self._columns["buffers"]
-        for buf in buffers:
-            if sys.getrefcount(buf) == 3:     # the list, this loop's name, the argument
-                return buf
-        buf = np.empty(n)
-        if len(buffers) < 4:
-            buffers.append(buf)
-        return buf
 
     def _column_blocks(self, n_blocks):
         """Parameter-row ranges of about equal work (stored entries + one per row)."""
@@ -184,7 +189,7 @@ class _Objective:
             state[key] = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
         return state[key]
 
-    def _l2_columns(self, theta, threads, row_blocks, n_col_blocks):
+    def _l2_columns(self, theta, threads, row_blocks, n_col_blocks, out=None):
         state = self._columns
         self.n_evals += 1
         theta = np.ascontiguousarray(theta, dtype=np.float64)
@@ -196,7 +201,7 @@ class _Objective:
                 fit_intercept=self.fit_intercept, R=R, row_loss=row_loss, lo=block[0],
                 hi=block[1], **self.rows)
 
-        grad = self._gradient_buffer(theta.shape[0])
+        grad = np.empty(theta.shape[0]) if out is None else out
 
         def columns(block):
             return _logistic.multinomial_gradient_columns(
@@ -899,7 +904,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
         return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=self.max_iter,
                               callback=callback, threads=getattr(objective, "threads", None),
-                              max_abs=objective.grad_max_abs)
+                              max_abs=objective.grad_max_abs, fun_into=objective.l2_into)
 
     def _fit_l1(self, objective, theta0):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""

@@ -141,3 +141,42 @@ def test_blocked_driver_backtracks_from_the_fused_unit_step(threaded):
     f_best = float(weight @ (target - target * best))
     assert f <= f_best + 1e-12 * abs(f_best)      # stopped where f is flat to rounding
     np.testing.assert_allclose(x, best, atol=1e-4)
+
+
+def test_l2_into_writes_the_callers_buffer_and_checks_it():
+    X, y, w = _problem(seed=8)
+    K, d = 5, X.shape[1]
+    objective = _Objective(X, y, w, K, True, None, None)
+    objective.inv_var, objective.scale = np.full((d + 1) * K, 0.3), float(w.sum())
+    theta = np.random.default_rng(9).normal(size=(d + 1) * K)
+    out = np.full(theta.shape, np.nan)
+    f, g = objective.l2_into(theta, out)
+    assert g is out
+    f_ref, g_ref = objective.l2(theta)
+    assert f == f_ref
+    np.testing.assert_array_equal(g, g_ref)
+    for bad in (np.empty(theta.shape, dtype=np.float32), np.empty(theta.shape[0] + 1),
+                np.empty(2 * theta.shape[0])[::2]):
+        with pytest.raises(ValueError, match="out must be"):
+            objective.l2_into(theta, bad)
+
+
+def test_driver_with_fun_into_reaches_the_same_fit_and_hands_out_copies():
+    """LogisticRegression passes l2_into to the blocked driver (two gradient buffers,
+    swapped): the fit equals the one through plain l2, and the verbose callback's
+    gradients are copies (none shares memory with another)."""
+    from linclass.linear._lbfgs import lbfgs_minimize
+    rng = np.random.default_rng(10)
+    X = sp.random(300, 2500, density=0.01, format="csr", random_state=11)
+    y = rng.integers(0, 4, 300).astype(np.int32)
+    n = 2501 * 4
+    objective = _Objective(X, y, np.ones(300), 4, True, None, None)
+    objective.inv_var, objective.scale = np.full(n, 0.1), 300.0
+    seen = []
+    into = lbfgs_minimize(objective.l2, np.zeros(n), gtol=1e-9, max_iter=300,
+                          max_abs=objective.grad_max_abs, fun_into=objective.l2_into,
+                          callback=lambda x, f, g: seen.append(g))
+    plain = lbfgs_minimize(objective.l2, np.zeros(n), gtol=1e-9, max_iter=300)
+    np.testing.assert_array_equal(into[0], plain[0])
+    assert into[2] == plain[2] == len(seen) and into[3]
+    assert not any(np.shares_memory(a, b) for a, b in zip(seen, seen[1:]))
