@@ -180,3 +180,25 @@ def test_driver_with_fun_into_reaches_the_same_fit_and_hands_out_copies():
     np.testing.assert_array_equal(into[0], plain[0])
     assert into[2] == plain[2] == len(seen) and into[3]
     assert not any(np.shares_memory(a, b) for a, b in zip(seen, seen[1:]))
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 9000), (0, 4096), (123, 8311), (5000, 5000)])
+def test_combine_trial_equals_combine_plus_unit_step(lo, hi):
+    from linclass._core import _lbfgs as core
+    rng = np.random.default_rng(12)
+    n, m = 9000, 4
+    S = rng.normal(size=(m, n)).astype(np.float32)
+    Y = rng.normal(size=(m, n)).astype(np.float32)
+    g, x = rng.normal(size=n), rng.normal(size=n)
+    slots = np.array([2, 0, 3], dtype=np.int32)
+    a, b = rng.normal(size=3), rng.normal(size=3)
+    d = np.zeros(n)
+    core.lbfgs_combine(g, S, Y, slots, a, b, 0.7, d, lo, hi)
+    x_out = np.full(n, np.nan)
+    gd = core.lbfgs_combine_trial(g, S, Y, slots, a, b, 0.7, x, x_out, lo, hi)
+    np.testing.assert_array_equal(x_out[lo:hi], x[lo:hi] + d[lo:hi])
+    assert np.all(np.isnan(x_out[:lo])) and np.all(np.isnan(x_out[hi:]))
+    np.testing.assert_allclose(gd, g[lo:hi] @ d[lo:hi], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError):
+        core.lbfgs_combine_trial(g, S, Y, np.array([4], dtype=np.int32), a[:1], b[:1], 0.7,
+                                 x, x_out, lo, hi)
