@@ -255,10 +255,12 @@ def _threads_rows(rows, news, tagger_data, repeat):
         "acc %.4f, objective %.6g" % (one.score(X_test, y_test), one.objective_),
         "acc %.4f, rel. objective %+.1e" % (two.score(X_test, y_test), gap),
         note="target >= 1.6x at the same objective; %d vs %d L-BFGS iterations; data term "
-             "over 2 row blocks on 2 threads, the per-parameter vector work split too, and "
-             "the L-BFGS history passes (compact representation, linear/_lbfgs.py) over 2 "
-             "column blocks; median of %d interleaved runs"
-             % (one.n_iter_[0], two.n_iter_[0], repeat)))
+             "in two phases (residuals over 2 row blocks, gradient with prior and scaling "
+             "over 2 blocks of features of X.T: no per-thread gradients, no reduction), "
+             "the L-BFGS history passes (compact representation, linear/_lbfgs.py; the "
+             "direction pass also forms g.d and the unit-step trial point) over 2 column "
+             "blocks; per-phase times: benchmarks/phases_logistic.py; median of %d "
+             "interleaved runs" % (one.n_iter_[0], two.n_iter_[0], repeat)))
     Xs, Ys, Xt, Yt = tagger_data
     fits = [lambda j=j: SequenceTagger(features="chunking", random_state=0, n_jobs=j).fit(Xs, Ys)
             for j in (1, 2)]

@@ -56,6 +56,29 @@ from linclass._core._random cimport Rng, rng_seed, rng_below
 
 
 
+cdef extern from *:
+    """
+    /* max(x, 0) and [x > 0] without a branch: whether a slack is positive is a coin
+       flip for the rows near the margin, and compilers turn the C ternaries back
+       into (mispredicted) jumps */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    static inline double linclass_positive_part(double x) {
+        return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(x), _mm_setzero_pd()));
+    }
+    static inline double linclass_is_positive(double x) {
+        return _mm_cvtsd_f64(_mm_and_pd(_mm_cmpgt_sd(_mm_set_sd(x), _mm_setzero_pd()),
+                                        _mm_set_sd(1.0)));
+    }
+    #else
+    static inline double linclass_positive_part(double x) { return x > 0.0 ? x : 0.0; }
+    static inline double linclass_is_positive(double x) { return x > 0.0 ? 1.0 : 0.0; }
+    #endif
+    """
+    double positive_part "linclass_positive_part"(double x) noexcept nogil
+    double is_positive "linclass_is_positive"(double x) noexcept nogil
+
+
 cdef inline double _dot(Py_ssize_t n, const double* x, const double* y) noexcept nogil:
     """x . y with four independent sums (vectorisable without reassociation; no
     BLAS: the build has no scipy to cimport from)."""
@@ -378,70 +401,72 @@ def lasso_cd(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
     return it, gap, gap_tol
 
 
-cdef inline double sq_hinge_loss(const double* cost, const double* b,
-                                 Py_ssize_t n_samples) noexcept nogil:
-    """sum_i C_i max(0, b_i)^2"""
-    cdef double s = 0.0
+cdef inline double sq_hinge_loss(const double* b, Py_ssize_t n_samples) noexcept nogil:
+    """sum_i max(0, b_i)^2 (the costs are folded into b: b_i = sqrt(C_i) slack_i)"""
+    cdef double s = 0.0, bi
     cdef Py_ssize_t i
     for i in range(n_samples):
-        if b[i] > 0.0:
-            s += cost[i] * b[i] * b[i]
+        bi = b[i] if b[i] > 0.0 else 0.0
+        s += bi * bi
     return s
 
 
 cdef inline double column_shift_loss(const double* values, const int* indices, Py_ssize_t nnz,
-                                     const double* cost, double step,
-                                     double* b, double* loss_old) noexcept nogil:
+                                     double step, double* b, double* loss_old) noexcept nogil:
     """b_i += step * z_ij on column j's entries; returns the new loss of those
-    entries, and (if loss_old is not NULL) stores their loss before the shift."""
+    entries, and (if loss_old is not NULL) stores their loss before the shift.
+    Branch-free: whether b_i > 0 is a coin flip for the rows near the margin."""
     cdef Py_ssize_t k, i
-    cdef double new = 0.0, old = 0.0, bi
+    cdef double new = 0.0, old = 0.0, bi, p
     for k in range(nnz):
         i = k if indices == NULL else indices[k]
         bi = b[i]
-        if bi > 0.0:
-            old += cost[i] * bi * bi
+        p = positive_part(bi)
+        old += p * p
         bi = bi + step * values[k]
         b[i] = bi
-        if bi > 0.0:
-            new += cost[i] * bi * bi
+        p = positive_part(bi)
+        new += p * p
     if loss_old != NULL:
         loss_old[0] = old
     return new
 
 
 cdef inline void column_grad_hess(const double* values, const int* indices, Py_ssize_t nnz,
-                                  const double* cost, const double* b,
-                                  double* g, double* h) noexcept nogil:
-    """g = -sum_{b_i > 0} C_i b_i z_ij,  h = sum_{b_i > 0} C_i z_ij^2"""
-    cdef Py_ssize_t k, i
-    cdef double gs = 0.0, hs = 0.0, t
+                                  const double* b, double* g, double* h) noexcept nogil:
+    """g = -sum_{b_i > 0} b_i z_ij,  h = sum_{b_i > 0} z_ij^2 (costs folded into z and b),
+    branch-free"""
+    cdef Py_ssize_t k
+    cdef double gs = 0.0, hs = 0.0, bi, v, one
     if indices == NULL:
         for k in range(nnz):
-            if b[k] > 0.0:
-                t = cost[k] * values[k]
-                gs -= t * b[k]
-                hs += t * values[k]
+            bi = b[k]
+            v = values[k]
+            one = is_positive(bi)
+            gs -= v * (one * bi)
+            hs += one * v * v
     else:
         for k in range(nnz):
-            i = indices[k]
-            if b[i] > 0.0:
-                t = cost[i] * values[k]
-                gs -= t * b[i]
-                hs += t * values[k]
+            bi = b[indices[k]]
+            v = values[k]
+            one = is_positive(bi)
+            gs -= v * (one * bi)
+            hs += one * v * v
     g[0] = gs
     h[0] = hs
 
 
-cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
+cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* root,
                                   double* w, double* b, double* xj_sq, int* index,
                                   double tol, Py_ssize_t max_iter, bint shrinking,
                                   uint64_t seed, double* out_gnorm) noexcept nogil:
     """The solver of the module docstring, in place on w (n_features = XT.n_rows).
 
-    XT holds z_ij = s_i x_ij (the labels folded into the columns).
-    b (n_samples) receives the slacks 1 - s_i w . x_i; xj_sq and index are
-    n_features workspaces.  Returns the number of passes; out_gnorm[0:2] the
+    XT holds z_ij = sqrt(C_i) s_i x_ij (labels and costs folded into the columns;
+    root[i] = sqrt(C_i)); b (n_samples) receives the scaled slacks
+    sqrt(C_i) (1 - s_i w . x_i), so that the loss is sum_i max(0, b_i)^2 and
+    its derivatives need no costs; xj_sq and index are n_features workspaces.
+    Returns the number of passes; out_gnorm[0:2] the
     last and the first pass's sum of minimum-norm subgradients."""
     cdef Py_ssize_t n_features = XT.n_rows, n_samples = XT.n_cols
     cdef Py_ssize_t j, s, k, i, it = 0, active = n_features, n_search, tmp
@@ -456,14 +481,11 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
     cdef Rng rng
     rng_seed(&rng, seed)
     for i in range(n_samples):
-        b[i] = 1.0
+        b[i] = root[i]
     for j in range(n_features):
         index[j] = <int>j
         nnz = rows_get(XT, j, &values, &ind)
-        xj_sq[j] = 0.0
-        for k in range(nnz):
-            i = k if ind == NULL else ind[k]
-            xj_sq[j] += cost[i] * values[k] * values[k]          # sum_i C_i x_ij^2
+        xj_sq[j] = row_sq_norm(values, nnz)                     # sum_i C_i x_ij^2
         if w[j] != 0.0:
             warm = True
             row_axpy(-w[j], values, ind, nnz, b)       # b -= w_j z_j
@@ -476,7 +498,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
             G = 0.0
             for k in range(nnz):
                 i = k if ind == NULL else ind[k]
-                G -= 2.0 * cost[i] * values[k]                   # d loss / d w_j at w = 0
+                G -= 2.0 * root[i] * values[k]                   # d loss / d w_j at w = 0
             if fabs(G) > 1.0:
                 gnorm_init += fabs(G) - 1.0
     while it < max_iter:
@@ -491,7 +513,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
         while s < active:
             j = index[s]
             nnz = rows_get(XT, j, &values, &ind)
-            column_grad_hess(values, ind, nnz, cost, b, &g_loss, &H)
+            column_grad_hess(values, ind, nnz, b, &g_loss, &H)
             g_loss *= 2.0
             G = g_loss
             H *= 2.0
@@ -539,11 +561,9 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
                     row_axpy(d_diff, values, ind, nnz, b)
                     break
                 if n_search == 0:
-                    loss_new = column_shift_loss(values, ind, nnz, cost, d_diff, b,
-                                                 &loss_old)
+                    loss_new = column_shift_loss(values, ind, nnz, d_diff, b, &loss_old)
                 else:
-                    loss_new = column_shift_loss(values, ind, nnz, cost, d_diff, b,
-                                                 NULL)
+                    loss_new = column_shift_loss(values, ind, nnz, d_diff, b, NULL)
                 cond = cond + loss_new - loss_old
                 if cond <= 0.0:
                     break
@@ -554,7 +574,7 @@ cdef Py_ssize_t l1r_l2_svc_kernel(const Rows* XT, const double* cost,
             w[j] += d
             if n_search >= max_search:                           # recompute b from w
                 for i in range(n_samples):
-                    b[i] = 1.0
+                    b[i] = root[i]
                 for k in range(n_features):
                     if w[k] != 0.0:
                         nnz = rows_get(XT, k, &values, &ind)
@@ -590,16 +610,37 @@ def l1r_l2_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_features,
     if cost.shape[0] != n_samples \
             or w.shape[0] != n_features or n_features < 1 or n_samples < 1:
         raise ValueError("l1r_l2_svc: inconsistent array shapes")
-    cdef Rows XT = rows_from_views(data, indices, indptr, is_sparse, n_features, n_samples)
+    cdef const double[::1] values = data
+    cdef const int[::1] ind = indices
+    cdef const int[::1] ptr = indptr
+    cdef double[::1] root = np.sqrt(np.asarray(cost, dtype=np.float64))
+    # z_ij sqrt(C_i): the costs folded into the columns once, for all passes
+    scaled = np.array(values, dtype=np.float64)
+    cdef double[::1] z = scaled
+    cdef Py_ssize_t it, j, k, n_stored
+    if is_sparse:
+        n_stored = ptr[n_features]
+        if ptr.shape[0] != n_features + 1 or n_stored > z.shape[0]:
+            raise ValueError("l1r_l2_svc: inconsistent array shapes")
+        with nogil:
+            for k in range(n_stored):
+                z[k] = z[k] * root[ind[k]]
+    else:
+        if z.shape[0] < n_features * n_samples:
+            raise ValueError("l1r_l2_svc: inconsistent array shapes")
+        with nogil:
+            for j in range(n_features):
+                for k in range(n_samples):
+                    z[j * n_samples + k] = z[j * n_samples + k] * root[k]
+    cdef Rows XT = rows_from_views(z, indices, indptr, is_sparse, n_features, n_samples)
     cdef double[::1] b = np.zeros(n_samples), xj_sq = np.zeros(n_features)
     cdef int[::1] index = np.zeros(n_features, dtype=np.int32)
     cdef double gnorm[2]
     cdef double objective = 0.0
-    cdef Py_ssize_t it, j
     with nogil:
-        it = l1r_l2_svc_kernel(&XT, &cost[0], &w[0], &b[0], &xj_sq[0], &index[0],
+        it = l1r_l2_svc_kernel(&XT, &root[0], &w[0], &b[0], &xj_sq[0], &index[0],
                                tol, max_iter, shrinking, seed, gnorm)
         for j in range(n_features):
             objective += fabs(w[j])
-        objective += sq_hinge_loss(&cost[0], &b[0], n_samples)
+        objective += sq_hinge_loss(&b[0], n_samples)
     return it, gnorm[0], gnorm[1], objective

@@ -262,3 +262,56 @@ def lbfgs_store_range(const double[::1] x_new, const double[::1] x, const double
             store_pair(&x_new[lo], &x[lo], &g_new[lo], &g[lo], &S[slot, lo], &Y[slot, lo],
                        hi - lo, &sy, &yy)
     return sy, yy
+
+
+def lbfgs_combine_trial(const double[::1] g, const float[:, ::1] S, const float[:, ::1] Y,
+                        const int[::1] slots, const double[::1] a, const double[::1] b,
+                        double gamma, const double[::1] x, double[::1] x_out,
+                        Py_ssize_t lo, Py_ssize_t hi):
+    """:func:`lbfgs_combine` fused with ``g . d`` and the line search's first trial
+    point, without writing the direction: over columns
+    [lo, hi) ``x_out = x + d`` with ``d = -gamma g - S^T a - Y^T b`` formed tile by
+    tile in a cache-resident scratch; returns the partial ``g . d``.  (The line
+    search needs d itself only after a rejected unit step; then ``x_out - x``.)"""
+    cdef Py_ssize_t n = g.shape[0], k = slots.shape[0], i, j, t0, t1
+    if S.shape[1] != n or Y.shape[1] != n or S.shape[0] != Y.shape[0] \
+            or x.shape[0] != n or x_out.shape[0] != n \
+            or a.shape[0] != k or b.shape[0] != k or not 0 <= lo <= hi <= n:
+        raise ValueError("lbfgs_combine_trial: inconsistent shapes")
+    for i in range(k):
+        if not 0 <= slots[i] < S.shape[0]:
+            raise ValueError("lbfgs_combine_trial: slot out of range")
+    scratch = np.empty(_TILE)
+    cdef double[::1] acc_view = scratch
+    cdef double* acc = &acc_view[0]
+    cdef const float* sv
+    cdef const float* yv
+    cdef double ai, bi, dj, gd0 = 0.0, gd1 = 0.0
+    with nogil:
+        t0 = lo
+        while t0 < hi:
+            t1 = min(t0 + _TILE, hi)
+            for j in range(t0, t1):
+                acc[j - t0] = -gamma * g[j]
+            for i in range(k):
+                sv = &S[slots[i], t0]
+                yv = &Y[slots[i], t0]
+                ai = a[i]
+                bi = b[i]
+                for j in range(t1 - t0):
+                    acc[j] -= ai * sv[j] + bi * yv[j]
+            j = t0
+            while j + 2 <= t1:
+                dj = acc[j - t0]
+                gd0 += g[j] * dj
+                x_out[j] = x[j] + dj
+                dj = acc[j + 1 - t0]
+                gd1 += g[j + 1] * dj
+                x_out[j + 1] = x[j + 1] + dj
+                j += 2
+            if j < t1:
+                dj = acc[j - t0]
+                gd0 += g[j] * dj
+                x_out[j] = x[j] + dj
+            t0 = t1
+    return gd0 + gd1

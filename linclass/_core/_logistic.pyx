@@ -282,3 +282,157 @@ def binary_hessian(*, const double[::1] data, const int[::1] indices,
     with nogil:
         binary_hessian_pass(&X, &D[0], fit_intercept, &h[0, 0], p)
     return H
+
+
+# ------------------------------------------- multinomial in two phases (CSR) --
+# The one-pass kernel above adds outer(X[i], r_i) into a gradient of
+# n_cols * K doubles at the columns of row i: a read-modify-write at random
+# places of an array larger than the caches, and with row blocks on threads one
+# such array per thread, zeroed every evaluation and added afterwards.  In two
+# phases the residuals r_i = s_i (softmax(z_i) - onehot(y_i)) of all rows
+# (n_rows * K doubles: a few MB, cache-resident) are formed first, over row
+# blocks; then the gradient row of each feature j is X[:, j] @ R over the rows
+# of column j (X transposed, kept for the fit), written once, in order, with the
+# prior and the scaling of the objective added in the same pass and max |g|
+# taken on the way.  Column blocks share no output, so threads need no
+# reduction, and every gradient entry is the same sum whatever the blocks are.
+
+cdef void multinomial_rows(const Rows* X, const int* y, const double* sw, const double* W,
+                           Py_ssize_t K, int fit_intercept, Py_ssize_t lo, Py_ssize_t hi,
+                           double* R, double* row_loss) noexcept nogil:
+    """R[i] = s_i (softmax(X[i] W + b) - onehot(y_i)), row_loss[i] = s_i (lse - z_yi),
+    for rows lo <= i < hi."""
+    cdef Py_ssize_t i, j, k, p, nnz
+    cdef const double* values
+    cdef const int* indices
+    cdef const double* wrow
+    cdef double* z
+    cdef double lse, v, s
+    cdef const double* b = W + X.n_cols * K
+    for i in range(lo, hi):
+        nnz = rows_get(X, i, &values, &indices)
+        z = R + i * K
+        for k in range(K):
+            z[k] = b[k] if fit_intercept else 0.0
+        if indices != NULL:
+            for p in range(nnz if nnz < PREFETCH_AHEAD else PREFETCH_AHEAD):
+                prefetch_row(W + indices[p] * K, K)
+        for p in range(nnz):                               # z = X[i] @ W + b
+            if indices != NULL and p + PREFETCH_AHEAD < nnz:
+                prefetch_row(W + indices[p + PREFETCH_AHEAD] * K, K)
+            j = p if indices == NULL else indices[p]
+            v = values[p]
+            wrow = W + j * K
+            for k in range(K):
+                z[k] += v * wrow[k]
+        lse = logsumexp(z, K)
+        s = sw[i]
+        row_loss[i] = s * (lse - z[y[i]])
+        for k in range(K):
+            z[k] = s * exp(z[k] - lse)
+        z[y[i]] -= s
+
+
+cdef void multinomial_cols(const double* tdata, const int* tindices, const int* tindptr,
+                           Py_ssize_t n_rows, Py_ssize_t n_cols, const double* R,
+                           const double* W, const double* row_inv_var, double scale,
+                           Py_ssize_t K, int fit_intercept, Py_ssize_t lo, Py_ssize_t hi,
+                           double* grad, double* acc, double* out) noexcept nogil:
+    """Parameter rows lo <= j < hi (j == n_cols: the intercepts) of
+    grad = (X.T @ R + inv_var * W) / scale; out[0] += sum inv_var W**2 over those rows,
+    out[1] = max(out[1], max |grad|)."""
+    cdef Py_ssize_t i, j, k, p, p0, p1
+    cdef const double* r
+    cdef const double* wrow
+    cdef double* grow
+    cdef double v, iv, t, pen, g, quad = 0.0, gmax = out[1]
+    for j in range(lo, hi):
+        for k in range(K):
+            acc[k] = 0.0
+        if j < n_cols:
+            p0 = tindptr[j]
+            p1 = tindptr[j + 1]
+            for p in range(p0, p1 if p1 - p0 < PREFETCH_AHEAD else p0 + PREFETCH_AHEAD):
+                prefetch_row(R + tindices[p] * K, K)
+            for p in range(p0, p1):
+                if p + PREFETCH_AHEAD < p1:
+                    prefetch_row(R + tindices[p + PREFETCH_AHEAD] * K, K)
+                v = tdata[p]
+                r = R + tindices[p] * K
+                for k in range(K):
+                    acc[k] += v * r[k]
+        elif fit_intercept:
+            for i in range(n_rows):
+                r = R + i * K
+                for k in range(K):
+                    acc[k] += r[k]
+        iv = row_inv_var[j]
+        wrow = W + j * K
+        grow = grad + j * K
+        for k in range(K):
+            t = wrow[k]
+            pen = iv * t
+            quad += t * pen
+            g = (acc[k] + pen) / scale
+            grow[k] = g
+            if fabs(g) > gmax:
+                gmax = fabs(g)
+    out[0] += quad
+    out[1] = gmax
+
+
+def multinomial_residuals(*, const double[::1] data, const int[::1] indices,
+                          const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                          bint dense, const int[::1] y, const double[::1] sample_weight,
+                          const double[::1] params, Py_ssize_t n_classes, bint fit_intercept,
+                          double[:, ::1] R, double[::1] row_loss, Py_ssize_t lo, Py_ssize_t hi):
+    """Phase 1 over rows [lo, hi): ``R[i] = s_i (softmax(z_i) - onehot(y_i))`` and
+    ``row_loss[i] = s_i (logsumexp(z_i) - z_i[y_i])``, ``z_i = X[i] @ W + b``
+    (``params`` as in :func:`multinomial_loss_grad`; labels in 0..K-1, unchecked)."""
+    _check_rows(data, indices, indptr, n_rows, n_cols, dense)
+    if n_classes < 2:
+        raise ValueError("n_classes must be >= 2")
+    cdef Py_ssize_t n_params = (n_cols + (1 if fit_intercept else 0)) * n_classes
+    if params.shape[0] != n_params or y.shape[0] != n_rows or sample_weight.shape[0] != n_rows \
+            or R.shape[0] != n_rows or R.shape[1] != n_classes or row_loss.shape[0] != n_rows \
+            or not 0 <= lo <= hi <= n_rows:
+        raise ValueError("multinomial_residuals: inconsistent shapes")
+    cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    if hi > lo:
+        with nogil:
+            multinomial_rows(&X, &y[0], &sample_weight[0], &params[0], n_classes,
+                             fit_intercept, lo, hi, &R[0, 0], &row_loss[0])
+
+
+def multinomial_gradient_columns(*, const double[::1] t_data, const int[::1] t_indices,
+                                 const int[::1] t_indptr, Py_ssize_t n_rows,
+                                 Py_ssize_t n_cols, const double[:, ::1] R,
+                                 const double[::1] params, const double[::1] row_inv_var,
+                                 double scale, Py_ssize_t n_classes, bint fit_intercept,
+                                 double[::1] grad, Py_ssize_t lo, Py_ssize_t hi):
+    """Phase 2 over parameter rows [lo, hi) (row ``n_cols`` = the intercepts):
+    ``grad[j] = (X[:, j] @ R + row_inv_var[j] * W[j]) / scale`` with X given
+    transposed (``t_*``: CSR of X.T, column indices < n_rows).  Returns
+    ``(sum_j row_inv_var[j] * ||W[j]||**2, max |grad[j]|)`` over the range."""
+    cdef Py_ssize_t n_param_rows = n_cols + (1 if fit_intercept else 0)
+    if n_classes < 2 or n_rows < 1 or n_cols < 1 or t_indptr.shape[0] != n_cols + 1 \
+            or R.shape[0] != n_rows or R.shape[1] != n_classes \
+            or params.shape[0] != n_param_rows * n_classes or grad.shape[0] != params.shape[0] \
+            or row_inv_var.shape[0] != n_param_rows or not 0 <= lo <= hi <= n_param_rows \
+            or t_data.shape[0] < t_indptr[n_cols] or t_indices.shape[0] < t_indptr[n_cols] \
+            or not scale > 0:
+        raise ValueError("multinomial_gradient_columns: inconsistent shapes")
+    cdef double out[2]
+    out[0] = 0.0
+    out[1] = 0.0
+    if hi <= lo:
+        return 0.0, 0.0
+    cdef double* acc = <double*>malloc(n_classes * sizeof(double))
+    if acc == NULL:
+        raise MemoryError()
+    with nogil:
+        multinomial_cols(&t_data[0], &t_indices[0], &t_indptr[0], n_rows, n_cols, &R[0, 0],
+                         &params[0], &row_inv_var[0], scale, n_classes, fit_intercept, lo,
+                         hi, &grad[0], acc, out)
+    free(acc)
+    return out[0], out[1]

@@ -81,13 +81,15 @@ class _CompactHistory:
         self.newest_first = []
         self.pending = None
 
-    def direction(self, g, out):
-        """``out = -H g``."""
+    def direction(self, g, out, x=None, x_out=None):
+        """``out = -H g``; with ``x`` and ``x_out`` (and at least one pair stored)
+        instead ``x_out = x + d`` (d = -H g) in one pass that does not write ``out``,
+        and ``g . d`` is returned (None otherwise: ``out`` holds d)."""
         order = np.array(self.newest_first[::-1], dtype=np.int32)    # oldest first
         gamma = self.gamma
         if order.shape[0] == 0:
             np.multiply(g, -gamma, out=out)
-            return out
+            return None
         S, Y = self.S, self.Y
         new = -1 if self.pending is None else self.pending
         parts = self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, new, b[0], b[1]))
@@ -109,13 +111,20 @@ class _CompactHistory:
         # -H g = -gamma g - S top + gamma Y R^-1 S^T g
         a = np.ascontiguousarray(top)
         b = np.ascontiguousarray(-gamma * r_inv_u)
+        if x is not None:
+            parts = self._map(lambda blk: _lbfgs_core.lbfgs_combine_trial(
+                g, S, Y, order, a, b, gamma, x, x_out, blk[0], blk[1]))
+            gd = parts[0]
+            for part in parts[1:]:
+                gd += part
+            return gd
         self._map(lambda blk: _lbfgs_core.lbfgs_combine(g, S, Y, order, a, b, gamma, out,
                                                         blk[0], blk[1]))
-        return out
+        return None
 
     # -- the per-parameter vector work of the driver, split over the column blocks
-    # (numpy releases the GIL on these slices); used with threads only, so that a
-    # single-threaded fit runs exactly the serial code
+    # (numpy releases the GIL on these slices); used for n >= BLOCKED_MIN_PARAMS
+    # (with one block and no threads too)
     def dot(self, u, v):
         parts = self._map(lambda b: float(np.dot(u[b[0]:b[1]], v[b[0]:b[1]])))
         total = parts[0]
@@ -126,6 +135,11 @@ class _CompactHistory:
     def max_abs(self, u):
         return max(self._map(lambda b: float(np.max(np.abs(u[b[0]:b[1]])))
                              if b[1] > b[0] else 0.0))
+
+    def difference(self, u, v, out):
+        """``out = u - v``."""
+        self._map(lambda b: np.subtract(u[b[0]:b[1]], v[b[0]:b[1]], out=out[b[0]:b[1]]))
+        return out
 
     def step(self, x, d, step, out):
         """``out = x + step * d``."""
@@ -159,8 +173,15 @@ class _CompactHistory:
         return True
 
 
+#: From this many parameters on, the driver works on reused buffers in column blocks
+#: (one without threads): the direction, ``g . d`` and the unit-step trial point
+#: ``x + d`` in one pass over the history that never writes d itself
+#: (:func:`_lbfgs.lbfgs_combine_trial`; d = x_trial - x only after a rejected unit step).
+BLOCKED_MIN_PARAMS = 8192
+
+
 def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, memory=10,
-                   callback=None, threads=None, n_blocks=None):
+                   callback=None, threads=None, n_blocks=None, max_abs=None, fun_into=None):
     """Minimise a smooth function without constraints.
 
     Parameters
@@ -182,11 +203,22 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         Runs the history passes over column blocks on threads (e.g. the
         ``ThreadedSum`` of a fit with ``n_jobs > 1``); None: one block, this thread.
     n_blocks : int or None
-        Column blocks of the history passes (default: 1 without ``threads``, 2 with).
-        With more than one block (``threads`` and n >= 8192) the driver's own vector
-        work -- the trial point ``x + step d``, ``g.d`` and ``max |g|`` -- runs on the
-        same blocks too (``g.d`` is then summed block by block: deterministic for a
-        fixed number of blocks); with one block the serial code runs unchanged.
+        Column blocks of the history passes (default: 1 without ``threads``, 2 with;
+        always 1 below :data:`BLOCKED_MIN_PARAMS` parameters).  From
+        :data:`BLOCKED_MIN_PARAMS` parameters on, the driver's own vector work -- the
+        trial point ``x + step d``, ``g.d`` and ``max |g|`` -- runs on the same blocks
+        too (sums added block by block: deterministic for a fixed number of blocks),
+        and the direction, ``g.d`` and the unit-step trial point share one pass; below
+        it the plain serial code runs.
+    max_abs : callable or None
+        ``max_abs(g) -> max |g|`` for the gradients ``fun`` returns (an objective that
+        computes it on the way saves a pass); None: computed here.
+    fun_into : callable or None
+        ``fun_into(x, out) -> (f, g)``, ``fun`` writing the gradient into the driver's
+        buffer ``out`` (or returning a new array): used from
+        :data:`BLOCKED_MIN_PARAMS` parameters on, so that an evaluation does not
+        allocate (and fault in) a fresh gradient; the driver keeps two gradient
+        buffers and hands the callback copies.
 
     Returns
     -------
@@ -201,35 +233,59 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     memory = max(1, int(memory))
     if n_blocks is None:
         n_blocks = 1 if threads is None else 2
-    history = _CompactHistory(n, memory, threads, n_blocks if n >= 8192 else 1)
+    blocked = n >= BLOCKED_MIN_PARAMS
+    history = _CompactHistory(n, memory, threads, n_blocks if blocked else 1)
     d = np.empty(n)
     n_iter = 0
     flat_steps = 0
     if n == 0 or not np.all(np.isfinite(g)) or not np.isfinite(f):
         return x, f, 0, n == 0
-    threaded = len(history.blocks) > 1
-    if threaded:                  # the driver's vector work on the threads too
+    g_spare = None
+    if blocked:                   # the driver's vector work on the column blocks too
         dot = history.dot
-        max_abs = history.max_abs
+        if max_abs is None:
+            max_abs = history.max_abs
         spare = np.empty(n)       # x_new is written here; the old x becomes the spare
-    else:
+        if fun_into is not None:
+            g_spare = np.empty(n)     # g_new is written here; the old g becomes the spare
+    elif max_abs is None:
         def max_abs(u):
             return np.max(np.abs(u))
     if max_abs(g) <= gtol:
         return x, f, 0, True
     while n_iter < max_iter:
-        history.direction(g, d)
-        gd = dot(g, d)
+        x_unit = None             # x + d, when the direction pass computed it
+        if blocked:
+            gd = history.direction(g, d, x, spare)
+            if gd is None:
+                gd = dot(g, d)
+            else:
+                x_unit = spare
+        else:
+            history.direction(g, d)
+            gd = dot(g, d)
         if not gd < 0.0:                      # not a descent direction: restart
             history.clear()
             np.negative(g, out=d)
             gd = -dot(g, g)
+            x_unit = None
         step = 1.0 if history.newest_first else min(1.0, 1.0 / np.sqrt(-gd))
         # backtracking line search (Armijo)
         accepted = False
         for _ in range(40):
-            x_new = history.step(x, d, step, spare) if threaded else axpy(d, x.copy(), a=step)
-            f_new, g_new = fun(x_new)
+            if x_unit is not None and step == 1.0:
+                x_new = x_unit
+            elif blocked:
+                if x_unit is not None:        # d was not written: the unit step's x - x
+                    history.difference(x_unit, x, d)
+                    x_unit = None
+                x_new = history.step(x, d, step, spare)
+            else:
+                x_new = axpy(d, x.copy(), a=step)
+            if g_spare is not None:
+                f_new, g_new = fun_into(x_new, g_spare)
+            else:
+                f_new, g_new = fun(x_new)
             if np.isfinite(f_new) and f_new <= f + 1e-4 * step * gd:
                 accepted = True
                 break
@@ -245,11 +301,13 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         g_new = np.ascontiguousarray(g_new, dtype=np.float64)
         history.store(x_new, x, g_new, g)
         f_old = f
-        if threaded:
+        if blocked:
             spare = x
+            if g_spare is not None and g_new is g_spare:
+                g_spare = g
         x, f, g = x_new, f_new, g_new
-        if callback is not None:
-            callback(x.copy() if threaded else x, f, g)     # x's buffer is reused
+        if callback is not None:                            # the buffers are reused
+            callback(x.copy() if blocked else x, f, g.copy() if g_spare is not None else g)
         if max_abs(g) <= gtol:
             return x, f, n_iter, True
         if f_old - f <= ftol * max(abs(f_old), abs(f), 1.0):

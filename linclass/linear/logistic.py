@@ -19,7 +19,11 @@ scalar ``C`` the optimum is the one of scikit-learn's and LIBLINEAR's
 LIBLINEAR's ``-B 1`` does).
 
 Loss and gradient are computed by :mod:`linclass._core._logistic` in one pass
-over the rows (dense or CSR).  Solvers:
+over the rows (dense or CSR); a multinomial model on CSR rows with a diagonal
+prior takes two phases instead (the residuals of every row, then the gradient
+row of each feature over ``X`` transposed, with the prior, the scaling and
+``max |g|`` in the same pass: no scattered writes into a gradient larger than
+the caches, and threads share no output).  Solvers:
 
 * ``"lbfgs"`` -- L-BFGS on the objective divided by ``sum(s_i)``: with the L2
   penalty (or none) linclass's own unconstrained L-BFGS
@@ -52,6 +56,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
@@ -87,6 +92,8 @@ class _Objective:
             self.y = np.ascontiguousarray(y, dtype=np.int32)
         self.D = None
         self.n_evals = 0
+        self.X = X
+        self._columns = None             # state of the two-phase multinomial pass
 
     def loss_grad(self, theta):
         """Data term and its gradient (unscaled)."""
@@ -115,9 +122,114 @@ class _Objective:
         return out.ravel()
 
     def l2(self, theta):
+        if self._column_state() is not None:
+            return self._l2_columns(theta, None, [(0, self.rows["n_rows"])], None)
+        return self._l2_plain(theta)
+
+    def l2_into(self, theta, out):
+        """:meth:`l2` with the gradient written into ``out`` (float64, C-contiguous, of
+        theta's length) when the pass allows it (the two-phase pass: no fresh pages
+        for a gradient larger than the caches every evaluation), else a new array."""
+        if self._column_state() is not None:
+            if out.shape != theta.shape or out.dtype != np.float64 \
+                    or not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError("l2_into: out must be a writeable float64 C-contiguous "
+                                 "array shaped like theta")
+            return self._l2_columns(theta, getattr(self, "threads", None),
+                                    getattr(self, "row_blocks", None)
+                                    or [(0, self.rows["n_rows"])],
+                                    len(getattr(self, "parts", ())) or None, out=out)
+        return self.l2(theta)
+
+    def _l2_plain(self, theta):
         loss, grad = self.loss_grad(theta)
         pen = self.prior_times(theta)
         return (loss + 0.5 * theta @ pen) / self.scale, (grad + pen) / self.scale
+
+    # -- multinomial, CSR rows, diagonal prior: the two-phase pass of
+    # _core._logistic (residuals over row blocks, then the gradient over blocks of
+    # feature columns of X transposed, prior and scaling included)
+    def _column_state(self):
+        if getattr(self, "_columns", None) is None:
+            self._columns = False
+            X = getattr(self, "X", None)
+            if (self.binary or self.precision is not None or self.inv_var is None
+                    or X is None or not sp.issparse(X) or X.shape[0] < 1 or X.shape[1] < 1):
+                return None
+            K = self.n_classes
+            inv_var = self.inv_var.reshape(-1, K)
+            if not np.all(inv_var == inv_var[:, :1]):
+                return None
+            XT = X.T.tocsr()             # CSR of X.T: the rows of each feature
+            data = np.ascontiguousarray(XT.data, dtype=np.float64)
+            indices = np.ascontiguousarray(XT.indices, dtype=np.int32)
+            indptr = np.ascontiguousarray(XT.indptr, dtype=np.int32)
+            if data.shape[0] == 0:
+                data, indices = np.zeros(1), np.zeros(1, dtype=np.int32)
+            elif int(indices.max()) >= X.shape[0] or int(indices.min()) < 0:
+                raise ValueError("X has column indices out of range")
+            self._columns = dict(
+                t_data=data, t_indices=indices, t_indptr=indptr,
+                row_inv_var=np.ascontiguousarray(inv_var[:, 0]),
+                R=np.empty((X.shape[0], K)), row_loss=np.empty(X.shape[0]),
+                col_nnz=np.diff(indptr), max_abs=None)
+        return self._columns or None
+
+    def _column_blocks(self, n_blocks):
+        """Parameter-row ranges of about equal work (stored entries + one per row)."""
+        state = self._columns
+        key = ("col_blocks", n_blocks)
+        if key not in state:
+            work = np.concatenate([state["col_nnz"], [self.rows["n_rows"]] if self.fit_intercept
+                                   else []]) + 4.0
+            cuts = np.searchsorted(np.cumsum(work), np.linspace(0, work.sum(), n_blocks + 1))
+            cuts = np.clip(cuts, 0, len(work))
+            cuts[0], cuts[-1] = 0, len(work)
+            cuts = np.maximum.accumulate(cuts)
+            state[key] = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        return state[key]
+
+    def _l2_columns(self, theta, threads, row_blocks, n_col_blocks, out=None):
+        state = self._columns
+        self.n_evals += 1
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        K, R, row_loss = self.n_classes, state["R"], state["row_loss"]
+
+        def residuals(block):
+            _logistic.multinomial_residuals(
+                y=self.y, sample_weight=self.sample_weight, params=theta, n_classes=K,
+                fit_intercept=self.fit_intercept, R=R, row_loss=row_loss, lo=block[0],
+                hi=block[1], **self.rows)
+
+        grad = np.empty(theta.shape[0]) if out is None else out
+
+        def columns(block):
+            return _logistic.multinomial_gradient_columns(
+                t_data=state["t_data"], t_indices=state["t_indices"],
+                t_indptr=state["t_indptr"], n_rows=self.rows["n_rows"],
+                n_cols=self.rows["n_cols"], R=R, params=theta,
+                row_inv_var=state["row_inv_var"], scale=float(self.scale), n_classes=K,
+                fit_intercept=self.fit_intercept, grad=grad, lo=block[0], hi=block[1])
+
+        if threads is None:
+            residuals(row_blocks[0])
+            parts = [columns(self._column_blocks(1)[0])]
+        else:
+            threads.map(residuals, row_blocks)
+            parts = threads.map(columns, self._column_blocks(n_col_blocks))
+        loss = float(np.sum(row_loss))   # the same sum whatever the row blocks
+        penalty = 0.0
+        for quad, _ in parts:
+            penalty += quad
+        state["max_abs"] = (grad, max(m for _, m in parts))
+        return (loss + 0.5 * penalty) / self.scale, grad
+
+    def grad_max_abs(self, g):
+        """``max |g|``, free when ``g`` is the last gradient of the two-phase pass."""
+        state = getattr(self, "_columns", None)
+        if state and state["max_abs"] is not None and state["max_abs"][0] is g:
+            return state["max_abs"][1]
+        return float(np.max(np.abs(g)))
 
     def data_hessian(self):
         """Upper triangle of ``X.T diag(D) X`` (intercept last) at the last evaluated
@@ -229,6 +341,7 @@ class _ThreadedObjective(_Objective):
         super().__init__(X, y, sample_weight, n_classes, fit_intercept, None, None)
         bounds = row_block_bounds(X, n_blocks)
         self.threads = threads
+        self.row_blocks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         self.parts = [_Objective(row_block(X, a, b), y[a:b], sample_weight[a:b], n_classes,
                                  fit_intercept, None, None)
                       for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
@@ -260,7 +373,11 @@ class _ThreadedObjective(_Objective):
     def l2(self, theta):
         """Data term + Gaussian prior, scaled; the per-parameter work (adding the
         blocks' gradients, the prior, the scaling) also split over the threads
-        (numpy releases the GIL on these slices), in a fixed slice order."""
+        (numpy releases the GIL on these slices), in a fixed slice order.  Multinomial
+        models on CSR rows run the two-phase pass instead (residuals over the row
+        blocks, then the gradient over as many blocks of feature columns)."""
+        if self._column_state() is not None:
+            return self._l2_columns(theta, self.threads, self.row_blocks, len(self.parts))
         if self.precision is not None:
             return super().l2(theta)
         theta = np.ascontiguousarray(theta, dtype=np.float64)
@@ -570,7 +687,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         kernel on its own thread and added in block order.  None: 1; -1: all
         CPUs.  The result depends on ``n_jobs`` only through the rounding of that
         sum (deterministic for a fixed ``n_jobs``; ``n_jobs=1`` is the
-        single-threaded fit, bit for bit).
+        single-threaded fit, bit for bit).  Multinomial models on CSR input
+        compute the residuals over the row blocks and the gradient over as many
+        blocks of features (every gradient entry the same sum whatever
+        ``n_jobs``); with ``(n_features + 1) * n_classes >= 8192`` the L-BFGS
+        history passes and vector work run over column blocks on the threads too.
 
     Attributes
     ----------
@@ -782,7 +903,8 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         callback = None if progress is None else (
             lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
         return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=self.max_iter,
-                              callback=callback, threads=getattr(objective, "threads", None))
+                              callback=callback, threads=getattr(objective, "threads", None),
+                              max_abs=objective.grad_max_abs, fun_into=objective.l2_into)
 
     def _fit_l1(self, objective, theta0):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""
