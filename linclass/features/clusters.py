@@ -95,6 +95,44 @@ def _neighbours(stream, n_words):
     return csr(a, b, counts), csr(b, a, counts), self_count
 
 
+def _sentence_words(X, col, where):
+    """The words (column ``col``) of the sentences ``X``, validated."""
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
+        raise ValueError("%s: X must be a list of sentences (lists of tokens), got %r"
+                         % (where, type(X).__name__))
+    out = []
+    for i, sent in enumerate(X):
+        if isinstance(sent, (str, bytes)) or not hasattr(sent, "__iter__"):
+            raise ValueError("%s: sentence %d is not a list of tokens: %r" % (where, i, sent))
+        try:                                    # fast path
+            words = [tok if tok.__class__ is str else tok[col] for tok in sent]
+            if all(w.__class__ is str for w in words) and (
+                    col == 0 or not any(tok.__class__ is str for tok in sent)):
+                out.append(words)
+                continue
+        except (TypeError, IndexError, KeyError):
+            pass
+        words = []
+        for tok in sent:
+            if isinstance(tok, str):
+                if col != 0:
+                    raise ValueError("%s: column=%d but sentence %d has plain-string tokens"
+                                     % (where, col, i))
+                words.append(str(tok))
+                continue
+            try:
+                word = tok[col]
+            except (TypeError, IndexError, KeyError):
+                raise ValueError("%s: token %r of sentence %d has no column %d"
+                                 % (where, tok, i, col)) from None
+            if not isinstance(word, str):
+                raise ValueError("%s: the word column of sentence %d holds %r, not a str"
+                                 % (where, i, word))
+            words.append(str(word))
+        out.append(words)
+    return out
+
+
 class WordClusters(BaseEstimator, TransformerMixin):
     """Exchange-algorithm word clusters of a corpus, added as a token column.
 
@@ -155,34 +193,7 @@ class WordClusters(BaseEstimator, TransformerMixin):
             raise ValueError("unknown_label must be a str, got %r" % (self.unknown_label,))
 
     def _words(self, X, where):
-        if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
-            raise ValueError("%s: X must be a list of sentences (lists of tokens), got %r"
-                             % (where, type(X).__name__))
-        col = int(self.column)
-        out = []
-        for i, sent in enumerate(X):
-            if isinstance(sent, (str, bytes)) or not hasattr(sent, "__iter__"):
-                raise ValueError("%s: sentence %d is not a list of tokens: %r"
-                                 % (where, i, sent))
-            words = []
-            for tok in sent:
-                if isinstance(tok, str):
-                    if col != 0:
-                        raise ValueError("%s: column=%d but sentence %d has plain-string "
-                                         "tokens" % (where, col, i))
-                    words.append(tok)
-                    continue
-                try:
-                    word = tok[col]
-                except (TypeError, IndexError, KeyError):
-                    raise ValueError("%s: token %r of sentence %d has no column %d"
-                                     % (where, tok, i, col)) from None
-                if not isinstance(word, str):
-                    raise ValueError("%s: the word column of sentence %d holds %r, not a str"
-                                     % (where, i, word))
-                words.append(word)
-            out.append(words)
-        return out
+        return _sentence_words(X, int(self.column), where)
 
     # --------------------------------------------------------------- fit --
     def fit(self, X, y=None):
