@@ -270,7 +270,10 @@ class WordClusters(BaseEstimator, TransformerMixin):
         self._check_fitted()
         c = self.vocabulary_.get(word)
         if c is None:
-            c = self.lower_vocabulary_.get(word.lower())
+            lw = word.lower()
+            c = self.vocabulary_.get(lw)
+            if c is None:
+                c = self.lower_vocabulary_.get(lw)
         if c is None:
             for n in range(min(int(self.n_suffix), len(word)), 0, -1):
                 c = self.suffix_clusters_.get(word[len(word) - n:])
