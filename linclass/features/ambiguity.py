@@ -137,6 +137,8 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
     ----------
     classes_ : dict
         Word -> ambiguity class (str) over all training sentences.
+    tag_counts_ : dict
+        Word -> {tag: count} over all training sentences (the fitted state).
     n_words_ : int
         Distinct training words.
 
@@ -199,14 +201,24 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
         counts = _count(words, tags)
         if not counts:
             raise ValueError("%s: X holds no tokens" % where)
+        self.tag_counts_ = counts
+        self._prepare()
+        self.classes_ = {w: self._full.word_class(w) for w in counts}
+        self.n_words_ = len(counts)
+        return words, tags
+
+    def _prepare(self):
+        """The lookup tables derived from ``tag_counts_`` (after fit or load)."""
+        counts = self.tag_counts_
         self._counts = counts
         self._totals = {w: sum(c.values()) for w, c in counts.items()}
         limit = int(self.max_rare_count)
         self._rare = [w for w, n in self._totals.items() if n <= limit]
         self._full = self._dictionary({})
-        self.classes_ = {w: self._full.word_class(w) for w in counts}
-        self.n_words_ = len(counts)
-        return words, tags
+
+    def _set_state(self, state):
+        super()._set_state(state)
+        self._prepare()
 
     def fit(self, X, y):
         """Count the tags ``y`` of the words of ``X`` (all sentences)."""
@@ -234,7 +246,7 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
 
     def transform(self, X):
         """Each token as a tuple with its ambiguity class appended as a new last column."""
-        if not hasattr(self, "_full"):
+        if not hasattr(self, "tag_counts_"):
             raise NotFittedError("This AmbiguityClasses instance is not fitted yet; "
                                  "call fit first")
         words = self._words(X, "AmbiguityClasses.transform")

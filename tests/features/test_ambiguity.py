@@ -86,6 +86,17 @@ def test_fallback_parameters(params):
         [_reference_class(X, Y, w, **ref) for w in queries]
 
 
+def test_state_round_trip():
+    """The fitted state (attributes ending in ``_``) is all a copy needs."""
+    X, Y = _random_corpus(3)
+    amb = AmbiguityClasses(n_suffix=2).fit(X, Y)
+    copy = AmbiguityClasses(n_suffix=2)
+    copy._set_state(amb._get_state())
+    queries = [["the", "THE", "stalking", "zz", "dogs"]]
+    assert copy.transform(queries) == amb.transform(queries)
+    assert copy._get_state().keys() == {"tag_counts_", "classes_", "n_words_"}
+
+
 def test_column_parameter():
     X = [[("3", "the"), ("4", "dog")]]
     amb = AmbiguityClasses(column=1, n_folds=2).fit(X, [["DET", "NOUN"]])

@@ -135,6 +135,15 @@ def test_transform_appends_the_cluster_column_and_falls_back():
     assert WordClusters(n_clusters=2, n_suffix=0).fit(X).cluster_of("bats") == "?"
 
 
+def test_state_round_trip():
+    X = [["The", "cats", "sat"], ["the", "dogs", "ran"], ["a", "dog", "sat"]]
+    wc = WordClusters(n_clusters=2, n_suffix=2).fit(X)
+    copy = WordClusters(n_clusters=2, n_suffix=2)
+    copy._set_state(wc._get_state())
+    queries = [["The", "THE", "bats", "zzz"]]
+    assert copy.transform(queries) == wc.transform(queries)
+
+
 def test_min_count_clusters_rare_words_as_one_symbol():
     X = [["a", "b", "a", "c"], ["a", "b"]]
     wc = WordClusters(n_clusters=2, min_count=2).fit(X)
