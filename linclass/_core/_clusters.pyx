@@ -195,6 +195,31 @@ cdef class _State:
         free(self.wk.gains)
 
 
+def _check_problem(word_count, self_count, r_indptr, r_indices, r_data, l_indptr, l_indices,
+                   l_data, cls, M, N):
+    """Shapes and index ranges of an exchange problem (the kernels index
+    without checks); raises ValueError naming the array."""
+    V, C = word_count.shape[0], N.shape[0]
+    if C < 1 or M.shape[0] != C or M.shape[1] != C:
+        raise ValueError("M must be (C, C) with C = len(N) >= 1, got %r and C=%d"
+                         % (tuple(M.shape), C))
+    if self_count.shape[0] != V or cls.shape[0] != V:
+        raise ValueError("self_count and cls must have length V=%d" % V)
+    a_cls = np.asarray(cls)
+    if V and (a_cls.min() < 0 or a_cls.max() >= C):
+        raise ValueError("cls must hold classes in [0, %d)" % C)
+    for name, ptr, idx, dat in (("r", r_indptr, r_indices, r_data),
+                                ("l", l_indptr, l_indices, l_data)):
+        p, i = np.asarray(ptr), np.asarray(idx)
+        if p.shape[0] != V + 1 or p[0] != 0 or np.any(np.diff(p) < 0) \
+                or p[V] != i.shape[0] or dat.shape[0] != i.shape[0]:
+            raise ValueError("%s_indptr/%s_indices/%s_data are not a CSR of %d rows"
+                             % (name, name, name, V))
+        if i.shape[0] and (i.min() < 0 or i.max() >= V):
+            raise ValueError("%s_indices must hold word ids in [0, %d)" % (name, V))
+    return V, C
+
+
 cdef _State make_state(const long long[::1] word_count, const long long[::1] self_count,
                        const long long[::1] r_indptr, const int[::1] r_indices,
                        const long long[::1] r_data,
@@ -254,12 +279,17 @@ def exchange_passes(*, const long long[::1] word_count, const long long[::1] sel
     per word, without the self bigram (``self_count``).  Returns the list of
     moves per pass; stops after the first pass without a move.  The caller
     guarantees ``0 <= cls < C``, neighbour indices and ``order`` in
-    ``[0, V)``, and ``M``/``N`` consistent with ``cls``.
+    ``[0, V)``, and ``M``/``N`` consistent with ``cls`` (shapes and index
+    ranges are checked here; the consistency of the counts is not).
     """
     cdef Py_ssize_t n_order = order.shape[0], moves
     cdef int k
-    if N.shape[0] == 0 or word_count.shape[0] == 0 or n_order == 0:
+    V, C = _check_problem(word_count, self_count, r_indptr, r_indices, r_data, l_indptr,
+                          l_indices, l_data, cls, M, N)
+    if V == 0 or n_order == 0:
         return []
+    if np.asarray(order).min() < 0 or np.asarray(order).max() >= V:
+        raise ValueError("order must hold word ids in [0, %d)" % V)
     cdef _State st = make_state(word_count, self_count, r_indptr, r_indices, r_data,
                                 l_indptr, l_indices, l_data, cls, M, N)
     history = []
@@ -281,9 +311,13 @@ def move_gains(*, const long long[::1] word_count, const long long[::1] self_cou
     """The gain in ``L`` of moving ``word`` into each class, relative to its
     removal (test shim of the kernel; ``cls``, ``M`` and ``N`` are left as
     they were).  Same contract as :func:`exchange_passes`."""
+    V, C = _check_problem(word_count, self_count, r_indptr, r_indices, r_data, l_indptr,
+                          l_indices, l_data, cls, M, N)
+    if not 0 <= word < V:
+        raise ValueError("word must be in [0, %d), got %d" % (V, word))
     cdef _State st = make_state(word_count, self_count, r_indptr, r_indices, r_data,
                                 l_indptr, l_indices, l_data, cls, M, N)
-    cdef Py_ssize_t b, C = N.shape[0]
+    cdef Py_ssize_t b
     cdef int a = cls[word]
     gains = np.empty(C, dtype=np.float64)
     cdef double[::1] g = gains

@@ -227,3 +227,29 @@ def test_default_parameters_on_real_text():
     out = wc.transform(X[:3])
     assert [len(s) for s in out] == [len(s) for s in X[:3]]
     assert all(len(tok) == 2 for s in out for tok in s)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda kw: kw.update(cls=np.array([0, 5, 1, 0, 1, 2, 0, 1], dtype=np.int32)), "cls"),
+    (lambda kw: kw["r_indices"].__setitem__(0, 99), "r_indices"),
+    (lambda kw: kw.update(l_indptr=kw["l_indptr"][:5].copy()), "l_indptr"),
+    (lambda kw: kw.update(M=np.zeros((2, 3), dtype=np.int64)), "M must be"),
+    (lambda kw: kw.update(self_count=np.zeros(3, dtype=np.int64)), "self_count"),
+])
+def test_kernel_entry_points_check_the_problem(change, match):
+    stream, cls = _random_problem(0, n_words=8, n_clusters=3)
+    kw = _problem(stream, 8, cls, 3)
+    change(kw)
+    with pytest.raises(ValueError, match=match):
+        _clusters.move_gains(word=0, **kw)
+    with pytest.raises(ValueError, match=match):
+        _clusters.exchange_passes(order=np.arange(8, dtype=np.int32), max_iter=2, **kw)
+
+
+def test_kernel_entry_points_check_word_and_order():
+    stream, cls = _random_problem(0, n_words=8, n_clusters=3)
+    kw = _problem(stream, 8, cls, 3)
+    with pytest.raises(ValueError, match="word"):
+        _clusters.move_gains(word=8, **kw)
+    with pytest.raises(ValueError, match="order"):
+        _clusters.exchange_passes(order=np.array([0, 8], dtype=np.int32), max_iter=2, **kw)
