@@ -41,47 +41,83 @@ from ..exceptions import NotFittedError
 __all__ = ["AmbiguityClasses"]
 
 
-class _Dictionary:
-    """The class lookup of the tag counts ``full - held`` (``held``: the counts
-    of a held-out fold, or empty): classes are formed lazily, per word asked."""
+def _suffix_string(d, min_fraction):
+    total = sum(d.values())
+    return "|".join(sorted(t for t, k in d.items() if k > 0 and k >= min_fraction * total))
 
-    def __init__(self, full, totals, rare, held, n_suffix, max_rare_count,
-                 min_suffix_fraction):
-        # full: word -> {tag: count}; totals: word -> count; rare: the words
-        # with totals <= max_rare_count; held: the counts to subtract
-        self.full = full
-        self.held = held
+
+class _Tables:
+    """What every fold's dictionary shares: the counts of all training words,
+    their classes, and the rare-word suffix counts."""
+
+    def __init__(self, counts, n_suffix, max_rare_count, min_suffix_fraction):
+        self.full = counts                       # word -> {tag: count}
+        self.totals = {w: sum(c.values()) for w, c in counts.items()}
+        self.classes = {w: "|".join(sorted(c)) for w, c in counts.items()}
         self.n_suffix = n_suffix
-        suffix = {}
+        self.max_rare_count = max_rare_count
+        self.min_suffix_fraction = min_suffix_fraction
+        self.suffix_counts = {}                  # suffix -> {tag: count} of rare words
         if n_suffix > 0:
-            candidates = set(rare)
-            for w, h in held.items():
-                if totals[w] - sum(h.values()) <= max_rare_count:
-                    candidates.add(w)
-            for w in candidates:            # the sums do not depend on the order
-                c = self.full[w]
-                h = held.get(w)
-                n = totals[w] - (sum(h.values()) if h else 0)
-                if not 0 < n <= max_rare_count:
-                    continue
-                d = suffix.setdefault(w.lower()[max(0, len(w) - n_suffix):], {})
+            for w, c in counts.items():
+                if self.totals[w] <= max_rare_count:
+                    d = self.suffix_counts.setdefault(self.suffix_of(w), {})
+                    for tag, k in c.items():
+                        d[tag] = d.get(tag, 0) + k
+        self.suffixes = {s: _suffix_string(d, min_suffix_fraction)
+                         for s, d in self.suffix_counts.items()}
+
+    def suffix_of(self, word):
+        return word.lower()[max(0, len(word) - self.n_suffix):]
+
+
+class _Dictionary:
+    """The class lookup of the tag counts ``full - held`` (``held``: the tag
+    counts of a held-out fold, or empty); only the held words' classes and
+    suffixes differ from the shared tables."""
+
+    def __init__(self, tables, held):
+        self.tables = tables
+        self.held = held
+        self.n_suffix = tables.n_suffix
+        self.suffix = tables.suffixes
+        if not held or self.n_suffix == 0:
+            return
+        limit = tables.max_rare_count
+        changed = {}                             # suffix -> {tag: delta}
+        for w, h in held.items():
+            c = tables.full[w]
+            total = tables.totals[w]
+            rest = total - sum(h.values())
+            if total <= limit:                   # w was in the rare-word table
+                d = changed.setdefault(tables.suffix_of(w), {})
                 for tag, k in c.items():
-                    k -= h.get(tag, 0) if h else 0
+                    d[tag] = d.get(tag, 0) - k
+            if 0 < rest <= limit:                # it is, with the held counts removed
+                d = changed.setdefault(tables.suffix_of(w), {})
+                for tag, k in c.items():
+                    k -= h.get(tag, 0)
                     if k > 0:
                         d[tag] = d.get(tag, 0) + k
-        self.suffix = {}
-        for s, d in suffix.items():
-            total = sum(d.values())
-            self.suffix[s] = "|".join(sorted(t for t, k in d.items()
-                                             if k >= min_suffix_fraction * total))
+        if changed:
+            self.suffix = dict(tables.suffixes)
+            for sfx, delta in changed.items():
+                d = dict(tables.suffix_counts.get(sfx, {}))
+                for tag, k in delta.items():
+                    d[tag] = d.get(tag, 0) + k
+                string = _suffix_string(d, tables.min_suffix_fraction)
+                if string:
+                    self.suffix[sfx] = string
+                else:
+                    self.suffix.pop(sfx, None)
 
     def word_class(self, word):
         """The ambiguity class of ``word`` in these counts, or None."""
-        c = self.full.get(word)
-        if c is None:
-            return None
         h = self.held.get(word)
-        tags = sorted(t for t, k in c.items() if k - (h.get(t, 0) if h else 0) > 0)
+        if h is None:
+            return self.tables.classes.get(word)
+        c = self.tables.full[word]
+        tags = sorted(t for t, k in c.items() if k - h.get(t, 0) > 0)
         return "|".join(tags) if tags else None
 
     def lookup(self, word):
@@ -92,10 +128,17 @@ class _Dictionary:
             return c
         head = "U1" if word[:1].isupper() else "U0"
         if self.n_suffix > 0:
-            s = self.suffix.get(word.lower()[max(0, len(word) - self.n_suffix):])
+            s = self.suffix.get(self.tables.suffix_of(word))
             if s:
                 return head + ":" + s
         return head
+
+
+def _as_list(X):
+    """X as a list when it is an iterable of sentences (a generator is read once)."""
+    if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__") or isinstance(X, list):
+        return X
+    return list(X)
 
 
 def _count(words, tags):
@@ -191,8 +234,7 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
         return tags
 
     def _dictionary(self, held):
-        return _Dictionary(self._counts, self._totals, self._rare, held, int(self.n_suffix),
-                           int(self.max_rare_count), float(self.min_suffix_fraction))
+        return _Dictionary(self._tables, held)
 
     def _fit(self, X, y, where):
         self._check_params()
@@ -203,17 +245,14 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
             raise ValueError("%s: X holds no tokens" % where)
         self.tag_counts_ = counts
         self._prepare()
-        self.classes_ = {w: self._full.word_class(w) for w in counts}
+        self.classes_ = dict(self._tables.classes)
         self.n_words_ = len(counts)
         return words, tags
 
     def _prepare(self):
         """The lookup tables derived from ``tag_counts_`` (after fit or load)."""
-        counts = self.tag_counts_
-        self._counts = counts
-        self._totals = {w: sum(c.values()) for w, c in counts.items()}
-        limit = int(self.max_rare_count)
-        self._rare = [w for w, n in self._totals.items() if n <= limit]
+        self._tables = _Tables(self.tag_counts_, int(self.n_suffix),
+                               int(self.max_rare_count), float(self.min_suffix_fraction))
         self._full = self._dictionary({})
 
     def _set_state(self, state):
@@ -232,6 +271,7 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
         the other folds (``j % n_folds != i % n_folds``): the column to train
         a tagger on.
         """
+        X = _as_list(X)
         words, tags = self._fit(X, y, "AmbiguityClasses.fit_transform")
         K = int(self.n_folds)
         out = [None] * len(words)
@@ -249,6 +289,7 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
         if not hasattr(self, "tag_counts_"):
             raise NotFittedError("This AmbiguityClasses instance is not fitted yet; "
                                  "call fit first")
+        X = _as_list(X)
         words = self._words(X, "AmbiguityClasses.transform")
         classes = {}
         return [self._append(sent, ws, self._full, classes) for sent, ws in zip(X, words)]

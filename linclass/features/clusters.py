@@ -284,6 +284,8 @@ class WordClusters(BaseEstimator, TransformerMixin):
     def transform(self, X):
         """Each token as a tuple with the cluster label appended as a new last column."""
         self._check_fitted()
+        if not isinstance(X, (str, bytes, list)) and hasattr(X, "__iter__"):
+            X = list(X)                     # a generator is read once
         sents = self._words(X, "WordClusters.transform")
         cache = {}
         out = []

@@ -177,3 +177,10 @@ def test_the_column_helps_the_tagger_on_real_data():
                      amb.transform(Xdv))
     assert jack > plain + 0.003
     assert jack > naive
+
+
+def test_generators_of_sentences():
+    X, Y = _random_corpus(4)
+    amb = AmbiguityClasses(n_folds=3)
+    assert amb.fit_transform((s for s in X), Y) == amb.fit_transform(X, Y)
+    assert amb.transform(s for s in X) == amb.transform(X)
