@@ -16,6 +16,14 @@ string such as ``"17"``), so a template refers to it like any other column
     tagger = SequenceTagger(features="w[0] c[0] c[-1] c[1] ...", columns=("w", "c"))
     tagger.fit(wc.transform(train_sentences), train_tags)
 
+Measured on UD English EWT (clusters of the 204k training tokens only, 64 /
+256 / 1000 classes: 0.9 / 3.3 / 19 s on a loaded machine), the cluster
+columns ``c[0] c[-1] c[1] c[-1]|c[0] c[0]|c[1]`` added to the ``pos``
+template moved dev UPOS accuracy by +0.01 / +0.02 / +0.07 points, within
+the seed noise: the training words already have their own features, and
+clusters earn their keep when computed from far more raw text than the
+labelled set.
+
 Words never seen in ``fit`` (or seen fewer than ``min_count`` times) get the
 cluster of their lower-cased form when that was seen, else the most common
 cluster among the training words sharing their longest known suffix (up to
