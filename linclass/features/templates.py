@@ -144,6 +144,14 @@ NER_TEMPLATE = NER_WORD_TEMPLATE + """
 pos[0] pos[-1] pos[1] pos[-1]|pos[0] pos[0]|pos[1]
 """
 
+#: :data:`POS_TEMPLATE` plus an ambiguity-class column ``a`` (the set of tags
+#: each word had in training, :class:`linclass.features.ambiguity.AmbiguityClasses`,
+#: jackknifed on the training sentences): the classes at -2..+2 and the class
+#: bigrams around the current token (columns ``w a``).
+POS_AMBIGUITY_TEMPLATE = POS_TEMPLATE + """
+a[0] a[-1] a[1] a[-1]|a[0] a[0]|a[1] a[2] a[-2]
+"""
+
 #: Predefined templates by name (``SequenceTagger(features=name)``).  A name
 #: maps to one template per set of columns: ``"ner"`` is
 #: :data:`NER_TEMPLATE` when the tokens have a ``pos`` column and
