@@ -27,6 +27,8 @@ PUBLIC_MODELS = {
     "StructuredSVM": "structured",
     "MultiClassSVM": "joint",
     "FeatureTemplate": "features",
+    "AmbiguityClasses": "features",
+    "WordClusters": "features",
     "RankSVM": "ranking",
     "Perceptron": "linear",
     "LinearSVC": "linear",

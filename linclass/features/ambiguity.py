@@ -178,7 +178,7 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
 
     Attributes
     ----------
-    classes_ : dict
+    word_classes_ : dict
         Word -> ambiguity class (str) over all training sentences.
     tag_counts_ : dict
         Word -> {tag: count} over all training sentences (the fitted state).
@@ -245,7 +245,7 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
             raise ValueError("%s: X holds no tokens" % where)
         self.tag_counts_ = counts
         self._prepare()
-        self.classes_ = dict(self._tables.classes)
+        self.word_classes_ = dict(self._tables.classes)
         self.n_words_ = len(counts)
         return words, tags
 

@@ -56,7 +56,7 @@ def test_transform_equals_the_reference_dictionary(seed):
     out = amb.transform([queries])
     assert [c for _, c in out[0]] == [_reference_class(X, Y, w) for w in queries]
     assert amb.n_words_ == len({w for s in X for w in s})
-    assert amb.classes_["the"] == _reference_class(X, Y, "the")
+    assert amb.word_classes_["the"] == _reference_class(X, Y, "the")
 
 
 @pytest.mark.parametrize("seed, n_folds", [(0, 2), (1, 3), (2, 5), (3, 10)])
@@ -94,7 +94,7 @@ def test_state_round_trip():
     copy._set_state(amb._get_state())
     queries = [["the", "THE", "stalking", "zz", "dogs"]]
     assert copy.transform(queries) == amb.transform(queries)
-    assert copy._get_state().keys() == {"tag_counts_", "classes_", "n_words_"}
+    assert copy._get_state().keys() == {"tag_counts_", "word_classes_", "n_words_"}
 
 
 def test_column_parameter():
