@@ -114,3 +114,56 @@ def test_bad_prior_parameters():
     with pytest.raises(ValueError, match="C"):
         AlignmentLearner(alphabet, learner="svm", prior="center", C=-1.0,
                          init_substitution=init).fit(pairs, refs)
+
+
+def test_centred_end_gaps_and_class_pairs(tmp_path):
+    """free="gaps" with end gaps and class pairs: the matrix moves only by a scale and
+    class-pair offsets, the CCCP objective decreases, tiny C gives back the prior,
+    and save/load keeps the end-gap costs."""
+    alphabet, pairs, refs, init = _data()
+    classes = ("ACD", "EFG", "HI")          # K and L form the remaining class
+    common = dict(learner="svm", prior="center", free="gaps", init_substitution=init,
+                  init_gap_open=3, init_gap_extend=1, loss="q", end_gaps=True,
+                  residue_classes=classes)
+    tiny = AlignmentLearner(alphabet, C=1e-6, **common).fit(pairs, refs)
+    np.testing.assert_allclose(tiny.substitution_, init, atol=1e-3)
+    assert tiny.end_gap_open_ == pytest.approx(3, abs=1e-3)
+    model = AlignmentLearner(alphabet, C=0.1, max_iter=30, tol=1e-4, **common).fit(pairs, refs)
+    s = AlignmentStructure(alphabet, loss="q", end_gaps=True, residue_classes=classes)
+    w0 = s.substitution_weights(init, -3.0, -1.0)
+    w = model.coef_
+    scale = w[0] / w0[0]
+    np.testing.assert_allclose(w[:s.n_pairs], scale * w0[:s.n_pairs], atol=1e-12)
+    v = np.concatenate([[scale - 1.0], (w - w0)[s.n_pairs:]])
+    S, _, _ = s.weights(w)
+    cls = {c: g for g, group in enumerate(classes) for c in group}
+    offset = S - scale * init                # constant within each class pair
+    for p in range(10):
+        for q in range(10):
+            gp, gq = cls.get(alphabet[p], 3), cls.get(alphabet[q], 3)
+            assert offset[p, q] == pytest.approx(
+                w[s.class_pair_index[p, q]], abs=1e-9), (gp, gq)
+    np.testing.assert_allclose(model.substitution_, S)
+    assert (model.end_gap_open_, model.end_gap_extend_) == (
+        -w[s.end_open_index], -w[s.end_extend_index])
+
+    def ramp(w):
+        X = s.batch_inputs(pairs)
+        fear = s.batch_loss_augmented_decode(w, X, refs)
+        hope = s.batch_loss_diminished_decode(w, X, refs)
+        return sum(s.score(w, x, f) + s.loss(r, f) - s.score(w, x, h) + s.loss(r, h)
+                   for x, r, f, h in zip(X, refs, fear, hope))
+
+    assert 0.5 * float(v @ v) + 0.1 * ramp(w) < 0.1 * ramp(w0)
+    # predictions use the end-gap costs, and survive save/load
+    assert model.end_gap_open_ != model.gap_open_
+    path = tmp_path / "ends.npz"
+    model.save(path)
+    loaded = linclass.load(path)
+    for a, b in zip(model.predict(pairs), loaded.predict(pairs)):
+        np.testing.assert_array_equal(a, b)
+    expected = s.batch_decode(w, s.batch_inputs(pairs))
+    for a, b in zip(model.predict(pairs), expected):
+        np.testing.assert_array_equal(a, b)
+    one = model.align(*pairs[0])
+    np.testing.assert_array_equal(one.partners, expected[0])
