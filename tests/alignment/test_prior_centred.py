@@ -167,3 +167,32 @@ def test_centred_end_gaps_and_class_pairs(tmp_path):
         np.testing.assert_array_equal(a, b)
     one = model.align(*pairs[0])
     np.testing.assert_array_equal(one.partners, expected[0])
+
+
+def test_bad_end_gap_and_class_parameters():
+    alphabet, pairs, refs, init = _data()
+    with pytest.raises(ValueError, match="end_gaps"):
+        AlignmentLearner(alphabet, end_gaps="yes").fit(pairs, refs)
+    with pytest.raises(ValueError, match="end_gaps"):
+        AlignmentLearner(alphabet, mode="local", end_gaps=True).fit(pairs, refs)
+    with pytest.raises(ValueError, match="residue_classes"):
+        AlignmentLearner(alphabet, residue_classes="ACD").fit(pairs, refs)
+    with pytest.raises(ValueError, match="residue_classes"):
+        AlignmentLearner(alphabet, residue_classes=("ACD", "DE")).fit(pairs, refs)
+    m = SubstitutionMatrix.identity(alphabet)
+    with pytest.raises(ValueError, match="end_gap_open"):
+        linclass.alignment.align("ACD", "AD", substitution=m, end_gap_open="x")
+    with pytest.raises(ValueError, match="end_gap"):
+        linclass.alignment.align("ACD", "AD", substitution=m, mode="local", end_gap_open=1)
+
+
+def test_align_with_cheap_end_gaps_prefers_terminal_gaps():
+    """Free end gaps (0/0) let a short sequence sit inside a long one without cost."""
+    m = SubstitutionMatrix.identity("ACGT", match=2, mismatch=-3)
+    a, b = "GGGGACGTACGTGGGG", "ACGTACGT"
+    plain = linclass.alignment.align(a, b, substitution=m, gap_open=5, gap_extend=2)
+    free = linclass.alignment.align(a, b, substitution=m, gap_open=5, gap_extend=2,
+                                    end_gap_open=0, end_gap_extend=0)
+    np.testing.assert_array_equal(free.partners[4:12], np.arange(8))
+    assert free.score == pytest.approx(16.0)
+    assert plain.score == pytest.approx(16.0 - 2 * (5 + 4 * 2))
