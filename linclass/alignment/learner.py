@@ -336,6 +336,10 @@ class AlignmentLearner(BaseEstimator):
         :data:`~linclass.alignment.structure.RESIDUE_CLASSES`, 9 physico-chemical
         classes + the rest): learn one score offset per unordered class pair,
         added to the substitution matrix (starting from 0).
+    gap_classes : bool, default=False
+        With ``residue_classes``: learn one extra cost per class for every
+        residue of that class facing a gap (residue-specific gap costs, as in
+        CLUSTAL W), starting from 0.
 
     Attributes
     ----------
@@ -348,6 +352,9 @@ class AlignmentLearner(BaseEstimator):
     end_gap_open_, end_gap_extend_ : float
         Effective costs of the terminal gap runs (equal to the internal ones
         without ``end_gaps``).
+    gap_residue_ : ndarray (K,)
+        The extra cost of each symbol facing a gap (zero without
+        ``gap_classes``).
     n_iter_ : int
     """
 
@@ -355,7 +362,8 @@ class AlignmentLearner(BaseEstimator):
                  learner="perceptron", init_substitution=None, init_gap_open=11.0,
                  init_gap_extend=1.0, C=1.0, max_iter=10, tol=1e-3, random_state=0,
                  step_size=1.0, loss="residue", prior="feature", free="all", end_gaps=False,
-                 residue_classes=None):
+                 residue_classes=None, gap_classes=False):
+        self.gap_classes = gap_classes
         self.end_gaps = end_gaps
         self.residue_classes = residue_classes
         self.prior = prior
@@ -384,7 +392,8 @@ class AlignmentLearner(BaseEstimator):
         if self.prior == "center" and (self.learner != "svm" or self.init_substitution is None):
             raise ValueError("prior='center' needs learner='svm' and init_substitution "
                              "(the weights the SVM is centred on)")
-        extra = dict(end_gaps=self.end_gaps, residue_classes=self.residue_classes)
+        extra = dict(end_gaps=self.end_gaps, residue_classes=self.residue_classes,
+                     gap_classes=self.gap_classes)
         plain = AlignmentStructure(self.alphabet, mode=self.mode, loss=self.loss, **extra)
         if self.init_substitution is None or self.prior == "center":
             return plain
@@ -437,10 +446,15 @@ class AlignmentLearner(BaseEstimator):
         end_open, end_extend = structure.end_weights(self.coef_)
         if end_open is None:
             end_open, end_extend = gap_open, gap_extend
+        gap_residue = structure.gap_residue_weights(self.coef_)
+        if gap_residue is None:
+            gap_residue = np.zeros(structure.n_symbols)
         if self.learner == "perceptron":     # effective weights eta * (w + w0 / eta)
             step = self._step()
             S, gap_open, gap_extend = step * S, step * gap_open, step * gap_extend
             end_open, end_extend = step * end_open, step * end_extend
+            gap_residue = step * gap_residue
+        self.gap_residue_ = -gap_residue
         self.substitution_ = S
         self.gap_open_ = -gap_open
         self.gap_extend_ = -gap_extend
@@ -457,10 +471,18 @@ class AlignmentLearner(BaseEstimator):
     def _fitted_structure(self):
         check_is_fitted(self, "substitution_")
         end_gaps = self._end_costs() != (self.gap_open_, self.gap_extend_)
-        structure = AlignmentStructure(self.alphabet, mode=self.mode, end_gaps=end_gaps)
+        gap_residue = getattr(self, "gap_residue_", None)
+        per_symbol = gap_residue is not None and bool(np.any(gap_residue != 0))
+        # residue-specific gap costs: every symbol its own class
+        structure = AlignmentStructure(
+            self.alphabet, mode=self.mode, end_gaps=end_gaps,
+            residue_classes=tuple(self.alphabet) if per_symbol else None,
+            gap_classes=per_symbol)
         end_open, end_extend = self._end_costs()
         w = structure.substitution_weights(self.substitution_, -self.gap_open_,
                                            -self.gap_extend_, -end_open, -end_extend)
+        if per_symbol:
+            w[structure.gap_class_index] = -gap_residue
         return structure, w
 
     def _end_costs(self):
@@ -474,15 +496,12 @@ class AlignmentLearner(BaseEstimator):
         return structure.batch_decode(w, structure.batch_inputs(list(pairs)))
 
     def align(self, a, b):
-        """:func:`align` with the learned scores."""
-        check_is_fitted(self, "substitution_")
-        end_open, end_extend = self._end_costs()
-        end = {}
-        if (end_open, end_extend) != (self.gap_open_, self.gap_extend_):
-            end = dict(end_gap_open=end_open, end_gap_extend=end_extend)
-        return align(a, b, substitution=SubstitutionMatrix(self.alphabet, self.substitution_),
-                     gap_open=self.gap_open_, gap_extend=self.gap_extend_, mode=self.mode,
-                     **end)
+        """:func:`align` with the learned scores (and gap costs)."""
+        structure, w = self._fitted_structure()
+        scores, (partners,) = structure.align(w, [(a, b)])
+        i = np.flatnonzero(partners >= 0)
+        return Alignment(float(scores[0]), partners, np.column_stack([i, partners[i]]),
+                         rows_from_partners(a, b, partners, local=self.mode == "local"))
 
     def score(self, pairs, references):
         """Pooled :func:`alignment_accuracy` of the predictions."""

@@ -20,10 +20,14 @@ Joint feature ``Phi(x, y)`` (``n_features = K (K + 1) / 2 + 2`` by default):
 * with ``residue_classes``: one count per unordered pair of residue
   **classes** (e.g. hydrophobic, aromatic, charged, ...) aligned, so the
   effective score of ``{s, t}`` is ``w[pair(s, t)] + w[class_pair(c(s), c(t))]``:
-  a class-pair offset with far fewer weights than the matrix.
+  a class-pair offset with far fewer weights than the matrix;
+* with ``gap_classes=True`` (needs ``residue_classes``): one count per
+  residue class of the residues facing a gap (internal or terminal), so a
+  gapped residue of class ``c`` adds ``w[gap_class(c)]``: residue-specific gap
+  costs (as CLUSTAL W lowers them for hydrophilic residues).
 
 Feature order: residue pairs, gap open, gap extend, [end gap open, end gap
-extend], [class pairs], [the prior feature].
+extend], [class pairs], [gap classes], [the prior feature].
 
 Gap runs are defined by the matching alone: between two consecutive aligned
 pairs (and, in global mode, before the first and after the last) the
@@ -128,10 +132,14 @@ class AlignmentStructure(Structure):
         Disjoint groups of alphabet symbols (e.g. :data:`RESIDUE_CLASSES`);
         the symbols in no group form one more class.  Adds one feature per
         unordered class pair (see the module docs).
+    gap_classes : bool, default=False
+        With ``residue_classes``: one more weight per class, added for every
+        residue of that class facing a gap (see the module docs).
     """
 
     def __init__(self, alphabet, *, mode="global", base_weights=None, prior_weights=None,
-                 loss_weight=1.0, loss="residue", end_gaps=False, residue_classes=None):
+                 loss_weight=1.0, loss="residue", end_gaps=False, residue_classes=None,
+                 gap_classes=False):
         if loss not in ("residue", "q"):
             raise ValueError("loss must be 'residue' or 'q', got %r" % (loss,))
         self.loss_kind = loss
@@ -172,6 +180,15 @@ class AlignmentStructure(Structure):
             self.class_pair_index = np.ascontiguousarray(
                 n + pair_index_matrix(n_classes)[classes[:, None], classes[None, :]])
             n += n_classes * (n_classes + 1) // 2
+        if gap_classes not in (True, False):
+            raise ValueError("gap_classes must be True or False, got %r" % (gap_classes,))
+        if gap_classes and residue_classes is None:
+            raise ValueError("gap_classes=True needs residue_classes")
+        self.gap_classes = bool(gap_classes)
+        self.gap_class_index = None
+        if self.gap_classes:
+            self.gap_class_index = np.ascontiguousarray(n + classes)
+            n += n_classes
         self.n_base_features = n
         self._ascii = np.full(128, -1, dtype=np.int32)      # ASCII byte -> code
         self._other = {}                                     # other characters -> code
@@ -315,6 +332,13 @@ class AlignmentStructure(Structure):
         base = self._effective(w)
         return float(base[self.end_open_index]), float(base[self.end_extend_index])
 
+    def gap_residue_weights(self, w):
+        """Effective weight (K,) of a residue facing a gap, by symbol, or None
+        without ``gap_classes``."""
+        if not self.gap_classes:
+            return None
+        return np.ascontiguousarray(self._effective(w)[self.gap_class_index])
+
     def substitution_weights(self, substitution, gap_open, gap_extend, end_gap_open=None,
                              end_gap_extend=None):
         """The base weight vector (length ``n_base_features``) of a symmetric matrix and
@@ -363,6 +387,19 @@ class AlignmentStructure(Structure):
         if self.class_pair_index is not None:
             idx.append(self.class_pair_index[a[i], b[j]])
             val.append(np.ones(i.size))
+        if self.gap_classes:       # residues facing a gap (local: inside the alignment)
+            gapped_a = y < 0
+            gapped_b = inverse_partners(y, b.size) < 0
+            if self.mode == "local":
+                inside_a = np.zeros(a.size, bool)
+                inside_b = np.zeros(b.size, bool)
+                if i.size:
+                    inside_a[i[0]:i[-1] + 1] = True
+                    inside_b[j[0]:j[-1] + 1] = True
+                gapped_a &= inside_a
+                gapped_b &= inside_b
+            idx += [self.gap_class_index[a[gapped_a]], self.gap_class_index[b[gapped_b]]]
+            val += [np.ones(int(gapped_a.sum())), np.ones(int(gapped_b.sum()))]
         idx = np.concatenate(idx).astype(np.int64)
         val = np.concatenate(val).astype(np.float64)
         if self.prior_weights is not None:
@@ -404,7 +441,8 @@ class AlignmentStructure(Structure):
             substitution=S, gap_open=gap_open, gap_extend=gap_extend,
             local=self.mode == "local", ref_a=ref_a, ref_b=ref_b,
             loss_weight=sign * self.loss_weight, q_loss=self.loss_kind == "q",
-            end_gap_open=end_open, end_gap_extend=end_extend)
+            end_gap_open=end_open, end_gap_extend=end_extend,
+            gap_residue=self.gap_residue_weights(w))
         return scores, [partners[offsets_a[p]:offsets_a[p + 1]].copy() for p in range(len(X))]
 
     def decode(self, w, x):
@@ -431,9 +469,9 @@ class AlignmentStructure(Structure):
         state (called by :class:`~linclass.structured.StructuredSVM` at the start
         of ``fit``, so that no pair is refused mid-fit); the exact argmax does not
         support ``end_gaps``, which is refused here too."""
-        if self.end_gaps:
-            raise ValueError("rescaling='slack' does not support end_gaps=True; use "
-                             "rescaling='margin'")
+        if self.end_gaps or self.gap_classes:
+            raise ValueError("rescaling='slack' does not support end_gaps=True or "
+                             "gap_classes=True; use rescaling='margin'")
         for i, (x, y) in enumerate(zip(X, Y)):
             x = self.encode_pair(x)
             m, n = x.a.size, x.b.size
@@ -455,8 +493,9 @@ class AlignmentStructure(Structure):
         time and memory grow with ``len(a) len(b) (L_max + 1)``, ``L_max`` the
         largest possible loss; pairs whose tables would exceed 5e7 values per
         DP state are refused with a ``ValueError``."""
-        if self.end_gaps:
-            raise ValueError("slack-rescaled decoding does not support end_gaps=True")
+        if self.end_gaps or self.gap_classes:
+            raise ValueError("slack-rescaled decoding does not support end_gaps=True or "
+                             "gap_classes=True")
         x = self.encode_pair(x)
         y = self._partners(x, y)
         S, gap_open, gap_extend = self.weights(w)

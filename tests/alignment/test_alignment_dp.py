@@ -257,3 +257,31 @@ def test_bad_extended_parameters():
         AlignmentStructure("ACGT", residue_classes=("AX",))
     with pytest.raises(ValueError, match="end_gaps"):
         AlignmentStructure("ACGT", end_gaps=True).check_slack_rescaling([("A", "A")], [[0]])
+
+
+@pytest.mark.parametrize("mode, end_gaps", [("global", False), ("global", True),
+                                            ("local", False)])
+def test_gap_class_features_equal_brute_force(mode, end_gaps):
+    """Residue-specific gap weights (gap_classes): exact decode and loss-augmented
+    decode, and the features' score of the returned alignment equals the DP's."""
+    rng = np.random.default_rng(21)
+    s = AlignmentStructure("ACGT", mode=mode, end_gaps=end_gaps, residue_classes=("AC",),
+                           gap_classes=True, loss_weight=0.6)
+    for trial in range(50):
+        x = random_pair(rng, "ACGT")
+        w = rng.normal(size=s.n_features) * 2
+        scores, (y,) = s.align(w, [x])
+        assert scores[0] == pytest.approx(brute_force(s, w, x), abs=1e-9)
+        assert s.score(w, x, y) == pytest.approx(scores[0], abs=1e-9)
+        candidates = list(all_alignments(len(x[0]), len(x[1])))
+        y_ref = candidates[rng.integers(len(candidates))]
+        y_hat = s.loss_augmented_decode(w, x, y_ref)
+        got = s.score(w, x, y_hat) + s.loss(y_ref, y_hat)
+        assert got == pytest.approx(brute_force(s, w, x, y_ref), abs=1e-9)
+    # the count: residues facing a gap, by class
+    idx, val = s.joint_feature(("AAGT", "AT"), np.array([0, -1, -1, 1]))
+    phi = np.bincount(idx, weights=val, minlength=s.n_features)
+    gap = phi[s.gap_class_index[[0, 2]]]          # class "AC" and the rest (G, T)
+    np.testing.assert_array_equal(gap, [1, 1])
+    with pytest.raises(ValueError, match="gap_classes"):
+        AlignmentStructure("ACGT", gap_classes=True)

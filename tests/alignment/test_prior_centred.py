@@ -196,3 +196,28 @@ def test_align_with_cheap_end_gaps_prefers_terminal_gaps():
     np.testing.assert_array_equal(free.partners[4:12], np.arange(8))
     assert free.score == pytest.approx(16.0)
     assert plain.score == pytest.approx(16.0 - 2 * (5 + 4 * 2))
+
+
+def test_centred_gap_classes_predict_and_save_load(tmp_path):
+    """gap_classes: the learned per-residue gap costs are used by predict and align
+    (equal to decoding with the training structure) and survive save/load."""
+    alphabet, pairs, refs, init = _data()
+    classes = ("ACD", "EFG")
+    model = AlignmentLearner(alphabet, learner="svm", prior="center", free="gaps", C=0.3,
+                             init_substitution=init, init_gap_open=3, init_gap_extend=1,
+                             loss="q", end_gaps=True, residue_classes=classes,
+                             gap_classes=True, max_iter=10).fit(pairs, refs)
+    s = AlignmentStructure(alphabet, loss="q", end_gaps=True, residue_classes=classes,
+                           gap_classes=True)
+    assert np.any(model.gap_residue_ != 0)
+    np.testing.assert_allclose(model.gap_residue_, -s.gap_residue_weights(model.coef_))
+    expected = s.batch_decode(model.coef_, s.batch_inputs(pairs))
+    path = tmp_path / "gapclasses.npz"
+    model.save(path)
+    loaded = linclass.load(path)
+    for a, b, c in zip(model.predict(pairs), loaded.predict(pairs), expected):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
+    np.testing.assert_array_equal(model.align(*pairs[1]).partners, expected[1])
+    with pytest.raises(ValueError, match="gap_classes"):
+        AlignmentLearner(alphabet, gap_classes=True).fit(pairs, refs)
