@@ -320,7 +320,8 @@ class AlignmentLearner(BaseEstimator):
         block-coordinate Frank--Wolfe on the convex problem, ``max_iter``
         passes at most, stopping when a pass's summed block duality gaps are
         below ``tol * C`` times the loss of aligning nothing, summed over the
-        training pairs).
+        training pairs).  A round whose solution does not lower the ramp
+        objective ends the loop, keeping the best iterate.
     free : {"all", "gaps"}, default="all"
         ``prior="center"`` only: which weights ``v`` may move.  ``"all"``:
         every substitution score and both gap costs; ``"gaps"``: the scale of
@@ -518,14 +519,18 @@ class _PriorCentredSVM:
     Minimises ``||v||^2 / 2 + C sum_i [max_y (Delta_i(y) + w.Phi_i(y))
     - max_y (w.Phi_i(y) - Delta_i(y))]`` over ``w = w0 + B v`` (``B`` the
     identity, or for ``free="gaps"`` the columns ``(w0's substitution part,
-    e_open, e_extend, ...)``, a unit vector for every non-pair weight) by CCCP: each round fixes the hope alignments
+    e_open, e_extend, ...)``, a unit vector for every non-pair weight) by
+    CCCP: each round fixes the hope alignments
     ``h_i = argmax_y w.Phi_i(y) - Delta_i(y)`` at the current ``w`` and solves
     the convex structural SVM whose "correct" outputs are the ``h_i`` by
     block-coordinate Frank--Wolfe (Lacoste-Julien et al., 2013) started at
     ``v = 0``: a block's corner is ``C B^T (Phi(h_i) - Phi(y*))`` with linear
     part ``C (Delta(y*) - Delta(h_i) - w0 . (Phi(h_i) - Phi(y*)))`` (the
     offset ``w0`` moves into the loss).  Rounds whose hope alignments stop
-    changing end the loop early.
+    changing end the loop early, and so does a round whose (inexact, at most
+    ``max_iter`` passes) solution does not lower the ramp objective: the
+    best iterate is kept, so the result is never worse than ``w0`` on the
+    training objective (``objective_``).
     """
 
     def __init__(self, structure, w0, *, C, free, max_iter, tol, random_state):
@@ -570,8 +575,20 @@ class _PriorCentredSVM:
         v = np.zeros(rank)
         hopes = None
         self.n_iter_ = 0
+
+        def objective(v):
+            """The ramp-loss objective (what CCCP minimises) at ``w0 + B v``."""
+            w = self.w0 + full(v)
+            fear = s.batch_loss_augmented_decode(w, X, Y)
+            hope = s.batch_loss_diminished_decode(w, X, Y)
+            ramp = sum(s.score(w, x, f) + s.loss(y, f) - s.score(w, x, h) + s.loss(y, h)
+                       for x, y, f, h in zip(X, Y, fear, hope))
+            return 0.5 * float(v @ v) + C * ramp
+
+        best_v, best_objective = v.copy(), objective(v)
+        self.objective_ = best_objective
         for _ in range(_CCCP_ROUNDS):
-            new = s.batch_loss_diminished_decode(self.w0 + full(v), X, Y)
+            new = s.batch_loss_diminished_decode(self.w0 + full(best_v), X, Y)
             if hopes is not None and all(np.array_equal(a, b) for a, b in zip(hopes, new)):
                 break
             hopes = new
@@ -602,5 +619,13 @@ class _PriorCentredSVM:
                     lin[i] += gamma * (ls - lin[i])
                 if gap <= self.tol * C * units:
                     break
-        self.coef_ = self.w0 + full(v)
+            # safeguard: the inner solve is inexact (at most max_iter passes), so a
+            # round may end above the objective it started from; keep the best
+            # iterate and stop there (CCCP with exact solves never goes up)
+            value = objective(v)
+            if not value < best_objective:
+                break
+            best_v, best_objective = v.copy(), value
+        self.objective_ = best_objective
+        self.coef_ = self.w0 + full(best_v)
         return self
