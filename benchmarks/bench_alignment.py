@@ -403,3 +403,6 @@ if __name__ == "__main__":
     else:
         result = runner(quick, _harness.default_data_dir())
     print(_harness.format_table(result))
+    for row in result:
+        if row.get("note"):
+            print("%s: %s" % (row["task"], row["note"]))
