@@ -48,14 +48,13 @@ Cases:
   first 800 pairs, which come from about half of the 41 training cases), and
   the selection fits use at most ``PER_CASE_SELECT`` pairs per case of the
   non-held-out training cases (instead of their first 200 pairs).
-  Full ``--features`` run (2026-12-01, loaded machine, grid of the first four
-  feature sets; the gap-class sets came later): chosen gaps+ends+classes
-  C=0.01 (held-out 0.7120 vs BLOSUM62 0.6996), test accuracy 0.7650 vs
-  BLOSUM62 11/1 0.7510; per test case +0.0196 +- 0.0100 (95% t), better in
-  33 of 41 cases, worse in 6.  (That run's selection fits predate the CCCP
-  safeguard of ``AlignmentLearner(prior="center")``; the chosen setting's
-  final fit is the same with it: refitted, test 0.7650, per case +0.0196 +-
-  0.0100.)  Full ``--balanced`` run (same day, all six feature sets, with the
+  Full ``--features`` run (2026-12-01, loaded machine, all six feature sets,
+  the committed code): chosen gaps+ends+classes C=0.01 (held-out 0.7120 vs
+  BLOSUM62 0.6996), test accuracy 0.7650 vs BLOSUM62 11/1 0.7510; per test
+  case +0.0196 +- 0.0100 (95% t), better in 33 of 41 cases, worse in 6
+  (an earlier run with only the first four sets and without the CCCP
+  safeguard chose the same setting, with the same test result).
+  Full ``--balanced`` run (same day, all six feature sets, with the
   safeguard): chosen gaps+ends+classes+gap classes C=0.03 (held-out 0.7112),
   but on the 601 balanced training pairs the first CCCP round (5 BCFW passes)
   did not lower the ramp objective, so the safeguard returned BLOSUM62 11/1
