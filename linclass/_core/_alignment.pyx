@@ -21,6 +21,21 @@ weights, which occur during learning).
 Local mode: an alignment starts and ends with an aligned pair (or is empty,
 score 0); residues outside it are unaligned and cost nothing.
 
+End gaps (global mode, ``end_gap_open`` / ``end_gap_extend`` given): the gap
+runs before the first and after the last aligned pair (of a and of b, four
+runs at most; with nothing aligned, one run of a and one of b) weigh
+``end_open + L * end_extend`` instead of the internal costs.  The DP then
+works like the local one: M may start at (i, j) with the leading runs' weight
+``end(i - 1) + end(j - 1)`` and the alignment may end at any M cell with the
+trailing runs' weight ``end(m - i) + end(n - j)`` added, or be empty
+(``end(m) + end(n)``); X and Y only hold internal runs.  Every monotone
+matching is still reached by exactly one path.
+
+Residue-specific gaps (``gap_residue``, K weights by residue code): every
+residue facing a gap, internal or terminal (in local mode only inside the
+alignment), adds its weight: in X and Y cells, in the row-0 / column-0 runs,
+and through prefix sums in the end-gap start / end values.
+
 Loss augmentation (Hamming loss over residues of both sequences, weight
 ``loss_weight``): given the reference partners ref_a[i] (index into b or -1)
 and ref_b[j], a residue scores +loss_weight when its partner in the candidate
@@ -55,15 +70,28 @@ cdef enum:
     FROM_START = 3
 
 
+cdef inline double end_run(Py_ssize_t length, double end_open,
+                           double end_extend) noexcept nogil:
+    """Weight of a terminal gap run of ``length`` residues (0 for none)."""
+    if length <= 0:
+        return 0.0
+    return end_open + length * end_extend
+
+
 cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssize_t n,
                        const double* S, Py_ssize_t K, double gap_open, double gap_extend,
                        bint local, const int64_t* ref_a, const int64_t* ref_b,
                        double loss_weight, bint q_loss, double* rows, uint8_t* back,
-                       int64_t* partner) noexcept nogil:
+                       int64_t* partner, bint end_gaps, double end_open,
+                       double end_extend, const double* gap_residue) noexcept nogil:
     """Best (augmented) score; partner[i] = aligned index in b or -1.
 
     rows: 6 * (n + 1) doubles of workspace; back: (m + 1) * (n + 1) bytes.
-    ref_a / ref_b are NULL without loss augmentation.
+    ref_a / ref_b are NULL without loss augmentation.  ``end_gaps`` (global
+    only): the gap runs before the first and after the last aligned pair
+    weigh ``end_open + L * end_extend`` instead (see the module docs).
+    ``gap_residue`` (K weights, or NULL): added for every residue facing a gap
+    (internal or terminal), by the residue's code.
     """
     cdef double* Mp = rows
     cdef double* Xp = rows + (n + 1)
@@ -82,9 +110,23 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
     cdef Py_ssize_t total_ref_a = 0, total_ref_b = 0
     cdef Py_ssize_t prefix_a = 0          # aligned-in-reference residues of a[:i-1]
     cdef int64_t* prefix_b = NULL
+    cdef double* gap_a = NULL             # prefix sums of gap_residue over a / over b
+    cdef double* gap_b = NULL
     cdef const double* srow
+    # local and end-gap alignments start and end at an aligned pair (or are empty):
+    # the residues before the start and after the end are scored in closed form
+    cdef bint free_ends = local or end_gaps
 
-    if augment and local:
+    if gap_residue != NULL and end_gaps:
+        gap_a = <double*>malloc((m + 1) * sizeof(double))
+        gap_b = <double*>malloc((n + 1) * sizeof(double))
+        gap_a[0] = 0.0
+        gap_b[0] = 0.0
+        for i in range(m):
+            gap_a[i + 1] = gap_a[i] + gap_residue[a[i]]
+        for j in range(n):
+            gap_b[j + 1] = gap_b[j] + gap_residue[b[j]]
+    if augment and free_ends:
         prefix_b = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         prefix_b[0] = 0
         for j in range(n):
@@ -94,18 +136,20 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
             total_ref_a += ref_a[i] >= 0
 
     # row 0
-    Mp[0] = 0.0 if not local else -INFINITY    # global starts in M at (0, 0)
+    Mp[0] = 0.0 if not free_ends else -INFINITY    # global starts in M at (0, 0)
     Xp[0] = -INFINITY
     Yp[0] = -INFINITY
     back[0] = 0
     for j in range(1, n + 1):
         Mp[j] = -INFINITY
         Xp[j] = -INFINITY
-        if local:
+        if free_ends:
             Yp[j] = -INFINITY
             back[j] = 0
         else:
             v = gap_extend + (loss_weight if augment and ref_b[j - 1] >= 0 else 0.0)
+            if gap_residue != NULL:
+                v += gap_residue[b[j - 1]]
             if j == 1:
                 Yp[j] = Mp[0] + open_step + v - gap_extend
                 back[j] = FROM_M << 3
@@ -114,13 +158,16 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
                 back[j] = FROM_Y << 3
     for i in range(1, m + 1):
         srow = S + <Py_ssize_t>a[i - 1] * K
+        # what a[i-1] facing a gap adds besides gap_extend (loss, residue weight)
         loss_a_gap = loss_weight if augment and ref_a[i - 1] >= 0 else 0.0
-        if augment and local and i >= 2:
+        if gap_residue != NULL:
+            loss_a_gap += gap_residue[a[i - 1]]
+        if augment and free_ends and i >= 2:
             prefix_a += ref_a[i - 2] >= 0
         # column 0: only X (global)
         Mc[0] = -INFINITY
         Yc[0] = -INFINITY
-        if local:
+        if free_ends:
             Xc[0] = -INFINITY
             back[i * (n + 1)] = 0
         elif i == 1:
@@ -139,10 +186,15 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
             if Yp[j - 1] > best:
                 best = Yp[j - 1]
                 code = FROM_Y
-            if local:
+            if free_ends:
                 start_value = 0.0
+                if end_gaps:   # the leading gap runs of a, then of b
+                    start_value = (end_run(i - 1, end_open, end_extend)
+                                   + end_run(j - 1, end_open, end_extend))
+                    if gap_a != NULL:
+                        start_value += gap_a[i - 1] + gap_b[j - 1]
                 if augment:    # residues before the start are unaligned
-                    start_value = loss_weight * (prefix_a + prefix_b[j - 1])
+                    start_value += loss_weight * (prefix_a + prefix_b[j - 1])
                 if start_value > best:
                     best = start_value
                     code = FROM_START
@@ -175,10 +227,17 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
                 best = v
                 code = FROM_Y
             Yc[j] = best + (loss_weight if augment and ref_b[j - 1] >= 0 else 0.0)
+            if gap_residue != NULL:
+                Yc[j] += gap_residue[b[j - 1]]
             bp |= code << 3
             back[i * (n + 1) + j] = bp
-            if local:
+            if free_ends:
                 end_value = Mc[j]
+                if end_gaps:   # the trailing gap runs of a, then of b
+                    end_value += (end_run(m - i, end_open, end_extend)
+                                  + end_run(n - j, end_open, end_extend))
+                    if gap_a != NULL:
+                        end_value += gap_a[m] - gap_a[i] + gap_b[n] - gap_b[j]
                 if augment:    # residues after the end are unaligned
                     end_value += loss_weight * (total_ref_a - prefix_a - (ref_a[i - 1] >= 0)
                                                 + total_ref_b - prefix_b[j])
@@ -192,8 +251,16 @@ cdef double align_pair(const int32_t* a, Py_ssize_t m, const int32_t* b, Py_ssiz
 
     for i in range(m):
         partner[i] = -1
-    if local:
+    if free_ends:
         empty_value = loss_weight * (total_ref_a + total_ref_b) if augment else 0.0
+        if end_gaps:       # nothing aligned: one end run in each sequence
+            empty_value += (end_run(m, end_open, end_extend)
+                            + end_run(n, end_open, end_extend))
+            if gap_a != NULL:
+                empty_value += gap_a[m] + gap_b[n]
+        if gap_a != NULL:
+            free(gap_a)
+            free(gap_b)
         if prefix_b != NULL:
             free(prefix_b)
         if not (best_end > empty_value):
@@ -236,7 +303,8 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
                 const int32_t[::1] codes_b, const int64_t[::1] offsets_b,
                 const double[:, ::1] substitution, double gap_open, double gap_extend,
                 bint local, ref_a=None, ref_b=None, double loss_weight=1.0,
-                bint q_loss=False):
+                bint q_loss=False, end_gap_open=None, end_gap_extend=None,
+                gap_residue=None):
     """Align pairs (a_p, b_p) = (codes_a[offsets_a[p]:offsets_a[p+1]], ...).
 
     Parameters
@@ -251,6 +319,10 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
     loss_weight : weight of each wrongly aligned residue
     q_loss : the loss counts the reference pairs missed (ref_b must then be -1
         everywhere; see the module docs)
+    end_gap_open, end_gap_extend : None, or (both) the weights of the gap runs
+        before the first and after the last aligned pair (global only)
+    gap_residue : None or float64 (K,): a weight added for every residue facing
+        a gap, by its code
 
     Returns
     -------
@@ -266,6 +338,20 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
     if offsets_a[n_pairs] != codes_a.shape[0] or offsets_b[n_pairs] != codes_b.shape[0]:
         raise ValueError("offsets do not match the code arrays")
     cdef bint augment = ref_a is not None
+    cdef bint end_gaps = end_gap_open is not None
+    if end_gaps != (end_gap_extend is not None):
+        raise ValueError("end_gap_open and end_gap_extend go together")
+    if end_gaps and local:
+        raise ValueError("end gap weights apply to global alignment only")
+    cdef double end_open = float(end_gap_open) if end_gaps else 0.0
+    cdef double end_extend = float(end_gap_extend) if end_gaps else 0.0
+    cdef const double[::1] gres
+    cdef const double* gres_ptr = NULL
+    if gap_residue is not None:
+        gres = gap_residue
+        if gres.shape[0] != K:
+            raise ValueError("gap_residue must have one weight per symbol (%d)" % K)
+        gres_ptr = &gres[0]
     cdef const int64_t[::1] ra
     cdef const int64_t[::1] rb
     if augment:
@@ -312,7 +398,8 @@ def align_batch(*, const int32_t[::1] codes_a, const int64_t[::1] offsets_a,
                     &codes_b[offsets_b[p]] if n > 0 else <const int32_t*>&dummy, n,
                     &substitution[0, 0], K, gap_open, gap_extend, local,
                     rap, rbp, loss_weight, q_loss, rows, back,
-                    &partners[offsets_a[p]] if m > 0 else &dummy64)
+                    &partners[offsets_a[p]] if m > 0 else &dummy64,
+                    end_gaps, end_open, end_extend, gres_ptr)
     finally:
         free(rows)
         free(back)

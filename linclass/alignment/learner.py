@@ -176,7 +176,8 @@ def partners_from_rows(row_a, row_b):
     return np.array(partners, dtype=np.int64)
 
 
-def align(a, b, *, substitution, gap_open=11.0, gap_extend=1.0, mode="global"):
+def align(a, b, *, substitution, gap_open=11.0, gap_extend=1.0, mode="global",
+          end_gap_open=None, end_gap_extend=None):
     """Best alignment of two sequences with affine gap costs.
 
     Parameters
@@ -186,6 +187,9 @@ def align(a, b, *, substitution, gap_open=11.0, gap_extend=1.0, mode="global"):
     gap_open, gap_extend : float
         A gap run of length ``L`` costs ``gap_open + L * gap_extend``.
     mode : {"global", "local"}
+    end_gap_open, end_gap_extend : None or float, default=None
+        Global mode: the costs of the terminal gap runs (before the first and
+        after the last aligned pair); None: the internal costs.
 
     Returns
     -------
@@ -204,8 +208,15 @@ def align(a, b, *, substitution, gap_open=11.0, gap_extend=1.0, mode="global"):
     _check_mode(mode)
     gap_open = _check_gap(gap_open, "gap_open")
     gap_extend = _check_gap(gap_extend, "gap_extend")
-    structure = AlignmentStructure(substitution.alphabet, mode=mode)
-    w = structure.substitution_weights(substitution.matrix, -gap_open, -gap_extend)
+    end_gaps = end_gap_open is not None or end_gap_extend is not None
+    if end_gaps and mode != "global":
+        raise ValueError("end_gap_open / end_gap_extend apply to mode='global' only")
+    end_open = gap_open if end_gap_open is None else _check_gap(end_gap_open, "end_gap_open")
+    end_extend = (gap_extend if end_gap_extend is None
+                  else _check_gap(end_gap_extend, "end_gap_extend"))
+    structure = AlignmentStructure(substitution.alphabet, mode=mode, end_gaps=end_gaps)
+    w = structure.substitution_weights(substitution.matrix, -gap_open, -gap_extend,
+                                       -end_open, -end_extend)
     scores, (partners,) = structure.align(w, [(a, b)])
     i = np.flatnonzero(partners >= 0)
     return Alignment(float(scores[0]), partners, np.column_stack([i, partners[i]]),
@@ -309,12 +320,27 @@ class AlignmentLearner(BaseEstimator):
         block-coordinate Frank--Wolfe on the convex problem, ``max_iter``
         passes at most, stopping when a pass's summed block duality gaps are
         below ``tol * C`` times the loss of aligning nothing, summed over the
-        training pairs).
+        training pairs).  A round whose solution does not lower the ramp
+        objective ends the loop, keeping the best iterate.
     free : {"all", "gaps"}, default="all"
         ``prior="center"`` only: which weights ``v`` may move.  ``"all"``:
         every substitution score and both gap costs; ``"gaps"``: the scale of
         ``w0``'s substitution matrix and the two gap costs (three numbers;
-        fewer parameters for few training families).
+        fewer parameters for few training families), plus the end-gap and
+        class-pair weights when ``end_gaps`` / ``residue_classes`` add them.
+    end_gaps : bool, default=False
+        Global mode: learn separate costs for the terminal gap runs (before
+        the first and after the last aligned pair), starting from the internal
+        ones (see :class:`~linclass.alignment.structure.AlignmentStructure`).
+    residue_classes : None or sequence of str, default=None
+        Groups of residues (e.g.
+        :data:`~linclass.alignment.structure.RESIDUE_CLASSES`, 9 physico-chemical
+        classes + the rest): learn one score offset per unordered class pair,
+        added to the substitution matrix (starting from 0).
+    gap_classes : bool, default=False
+        With ``residue_classes``: learn one extra cost per class for every
+        residue of that class facing a gap (residue-specific gap costs, as in
+        CLUSTAL W), starting from 0.
 
     Attributes
     ----------
@@ -324,13 +350,23 @@ class AlignmentLearner(BaseEstimator):
         Effective substitution scores.
     gap_open_, gap_extend_ : float
         Effective gap costs (positive = penalty).
+    end_gap_open_, end_gap_extend_ : float
+        Effective costs of the terminal gap runs (equal to the internal ones
+        without ``end_gaps``).
+    gap_residue_ : ndarray (K,)
+        The extra cost of each symbol facing a gap (zero without
+        ``gap_classes``).
     n_iter_ : int
     """
 
     def __init__(self, alphabet="ARNDCQEGHILKMFPSTWYVBZX*", *, mode="global",
                  learner="perceptron", init_substitution=None, init_gap_open=11.0,
                  init_gap_extend=1.0, C=1.0, max_iter=10, tol=1e-3, random_state=0,
-                 step_size=1.0, loss="residue", prior="feature", free="all"):
+                 step_size=1.0, loss="residue", prior="feature", free="all", end_gaps=False,
+                 residue_classes=None, gap_classes=False):
+        self.gap_classes = gap_classes
+        self.end_gaps = end_gaps
+        self.residue_classes = residue_classes
         self.prior = prior
         self.free = free
         self.step_size = step_size
@@ -357,17 +393,20 @@ class AlignmentLearner(BaseEstimator):
         if self.prior == "center" and (self.learner != "svm" or self.init_substitution is None):
             raise ValueError("prior='center' needs learner='svm' and init_substitution "
                              "(the weights the SVM is centred on)")
-        plain = AlignmentStructure(self.alphabet, mode=self.mode, loss=self.loss)
+        extra = dict(end_gaps=self.end_gaps, residue_classes=self.residue_classes,
+                     gap_classes=self.gap_classes)
+        plain = AlignmentStructure(self.alphabet, mode=self.mode, loss=self.loss, **extra)
         if self.init_substitution is None or self.prior == "center":
             return plain
-        w0 = SubstitutionMatrix(self.alphabet, self.init_substitution).weights(
-            _check_gap(self.init_gap_open, "init_gap_open"),
-            _check_gap(self.init_gap_extend, "init_gap_extend"))
+        w0 = plain.substitution_weights(
+            SubstitutionMatrix(self.alphabet, self.init_substitution).matrix,
+            -_check_gap(self.init_gap_open, "init_gap_open"),
+            -_check_gap(self.init_gap_extend, "init_gap_extend"))
         if self.learner == "perceptron":
             return AlignmentStructure(self.alphabet, mode=self.mode,
-                                      base_weights=w0 / self._step(), loss=self.loss)
+                                      base_weights=w0 / self._step(), loss=self.loss, **extra)
         return AlignmentStructure(self.alphabet, mode=self.mode, prior_weights=w0,
-                                  loss=self.loss)
+                                  loss=self.loss, **extra)
 
     def _step(self):
         step = float(self.step_size)
@@ -405,12 +444,23 @@ class AlignmentLearner(BaseEstimator):
         self.coef_ = model.coef_
         self.n_iter_ = model.n_iter_
         S, gap_open, gap_extend = structure.weights(self.coef_)
+        end_open, end_extend = structure.end_weights(self.coef_)
+        if end_open is None:
+            end_open, end_extend = gap_open, gap_extend
+        gap_residue = structure.gap_residue_weights(self.coef_)
+        if gap_residue is None:
+            gap_residue = np.zeros(structure.n_symbols)
         if self.learner == "perceptron":     # effective weights eta * (w + w0 / eta)
             step = self._step()
             S, gap_open, gap_extend = step * S, step * gap_open, step * gap_extend
+            end_open, end_extend = step * end_open, step * end_extend
+            gap_residue = step * gap_residue
+        self.gap_residue_ = -gap_residue
         self.substitution_ = S
         self.gap_open_ = -gap_open
         self.gap_extend_ = -gap_extend
+        self.end_gap_open_ = -end_open
+        self.end_gap_extend_ = -end_extend
         return self
 
     @staticmethod
@@ -421,10 +471,25 @@ class AlignmentLearner(BaseEstimator):
 
     def _fitted_structure(self):
         check_is_fitted(self, "substitution_")
-        structure = AlignmentStructure(self.alphabet, mode=self.mode)
+        end_gaps = self._end_costs() != (self.gap_open_, self.gap_extend_)
+        gap_residue = getattr(self, "gap_residue_", None)
+        per_symbol = gap_residue is not None and bool(np.any(gap_residue != 0))
+        # residue-specific gap costs: every symbol its own class
+        structure = AlignmentStructure(
+            self.alphabet, mode=self.mode, end_gaps=end_gaps,
+            residue_classes=tuple(self.alphabet) if per_symbol else None,
+            gap_classes=per_symbol)
+        end_open, end_extend = self._end_costs()
         w = structure.substitution_weights(self.substitution_, -self.gap_open_,
-                                           -self.gap_extend_)
+                                           -self.gap_extend_, -end_open, -end_extend)
+        if per_symbol:
+            w[structure.gap_class_index] = -gap_residue
         return structure, w
+
+    def _end_costs(self):
+        # models saved before end gaps existed have no end_gap_* attributes
+        return (getattr(self, "end_gap_open_", self.gap_open_),
+                getattr(self, "end_gap_extend_", self.gap_extend_))
 
     def predict(self, pairs):
         """Partner arrays of the best alignments of ``pairs`` under the learned scores."""
@@ -432,10 +497,12 @@ class AlignmentLearner(BaseEstimator):
         return structure.batch_decode(w, structure.batch_inputs(list(pairs)))
 
     def align(self, a, b):
-        """:func:`align` with the learned scores."""
-        check_is_fitted(self, "substitution_")
-        return align(a, b, substitution=SubstitutionMatrix(self.alphabet, self.substitution_),
-                     gap_open=self.gap_open_, gap_extend=self.gap_extend_, mode=self.mode)
+        """:func:`align` with the learned scores (and gap costs)."""
+        structure, w = self._fitted_structure()
+        scores, (partners,) = structure.align(w, [(a, b)])
+        i = np.flatnonzero(partners >= 0)
+        return Alignment(float(scores[0]), partners, np.column_stack([i, partners[i]]),
+                         rows_from_partners(a, b, partners, local=self.mode == "local"))
 
     def score(self, pairs, references):
         """Pooled :func:`alignment_accuracy` of the predictions."""
@@ -452,14 +519,18 @@ class _PriorCentredSVM:
     Minimises ``||v||^2 / 2 + C sum_i [max_y (Delta_i(y) + w.Phi_i(y))
     - max_y (w.Phi_i(y) - Delta_i(y))]`` over ``w = w0 + B v`` (``B`` the
     identity, or for ``free="gaps"`` the columns ``(w0's substitution part,
-    e_open, e_extend)``) by CCCP: each round fixes the hope alignments
+    e_open, e_extend, ...)``, a unit vector for every non-pair weight) by
+    CCCP: each round fixes the hope alignments
     ``h_i = argmax_y w.Phi_i(y) - Delta_i(y)`` at the current ``w`` and solves
     the convex structural SVM whose "correct" outputs are the ``h_i`` by
     block-coordinate Frank--Wolfe (Lacoste-Julien et al., 2013) started at
     ``v = 0``: a block's corner is ``C B^T (Phi(h_i) - Phi(y*))`` with linear
     part ``C (Delta(y*) - Delta(h_i) - w0 . (Phi(h_i) - Phi(y*)))`` (the
     offset ``w0`` moves into the loss).  Rounds whose hope alignments stop
-    changing end the loop early.
+    changing end the loop early, and so does a round whose (inexact, at most
+    ``max_iter`` passes) solution does not lower the ramp objective: the
+    best iterate is kept, so the result is never worse than ``w0`` on the
+    training objective (``objective_``).
     """
 
     def __init__(self, structure, w0, *, C, free, max_iter, tol, random_state):
@@ -471,10 +542,10 @@ class _PriorCentredSVM:
         s = self.structure
         if self.free == "all":
             return None
-        B = np.zeros((s.n_features, 3))
+        # the matrix's scale, then every non-pair weight (gaps, end gaps, class pairs)
+        B = np.zeros((s.n_features, 1 + s.n_features - s.n_pairs))
         B[:s.n_pairs, 0] = self.w0[:s.n_pairs]
-        B[s.gap_open_index, 1] = 1.0
-        B[s.gap_extend_index, 2] = 1.0
+        B[s.n_pairs:, 1:] = np.eye(s.n_features - s.n_pairs)
         return B
 
     def _phi(self, x, y, B):
@@ -504,8 +575,20 @@ class _PriorCentredSVM:
         v = np.zeros(rank)
         hopes = None
         self.n_iter_ = 0
+
+        def objective(v):
+            """The ramp-loss objective (what CCCP minimises) at ``w0 + B v``."""
+            w = self.w0 + full(v)
+            fear = s.batch_loss_augmented_decode(w, X, Y)
+            hope = s.batch_loss_diminished_decode(w, X, Y)
+            ramp = sum(s.score(w, x, f) + s.loss(y, f) - s.score(w, x, h) + s.loss(y, h)
+                       for x, y, f, h in zip(X, Y, fear, hope))
+            return 0.5 * float(v @ v) + C * ramp
+
+        best_v, best_objective = v.copy(), objective(v)
+        self.objective_ = best_objective
         for _ in range(_CCCP_ROUNDS):
-            new = s.batch_loss_diminished_decode(self.w0 + full(v), X, Y)
+            new = s.batch_loss_diminished_decode(self.w0 + full(best_v), X, Y)
             if hopes is not None and all(np.array_equal(a, b) for a, b in zip(hopes, new)):
                 break
             hopes = new
@@ -536,5 +619,13 @@ class _PriorCentredSVM:
                     lin[i] += gamma * (ls - lin[i])
                 if gap <= self.tol * C * units:
                     break
-        self.coef_ = self.w0 + full(v)
+            # safeguard: the inner solve is inexact (at most max_iter passes), so a
+            # round may end above the objective it started from; keep the best
+            # iterate and stop there (CCCP with exact solves never goes up)
+            value = objective(v)
+            if not value < best_objective:
+                break
+            best_v, best_objective = v.copy(), value
+        self.objective_ = best_objective
+        self.coef_ = self.w0 + full(best_v)
         return self

@@ -6,13 +6,28 @@ integer code arrays).  Output ``y``: the alignment as the partner array of
 ``-1`` when ``a[i]`` faces a gap.  The aligned pairs must be strictly
 increasing in both sequences (a monotone matching).
 
-Joint feature ``Phi(x, y)`` (``n_features = K (K + 1) / 2 + 2``):
+Joint feature ``Phi(x, y)`` (``n_features = K (K + 1) / 2 + 2`` by default):
 
 * one count per **unordered** residue pair ``{s, t}`` aligned (the matrix is
   symmetric, ``S[s, t] = S[t, s] = w[pair_index(s, t)]``);
 * ``gap_open``: the number of gap runs; ``gap_extend``: the number of residues
   facing a gap; a run of length ``L`` thus scores ``w_open + L w_extend``
-  (BLAST's convention: "11/1" is ``w_open = -11, w_extend = -1``).
+  (BLAST's convention: "11/1" is ``w_open = -11, w_extend = -1``);
+* with ``end_gaps=True`` (global mode): two more, ``end_gap_open`` and
+  ``end_gap_extend``, count the runs before the first and after the last
+  aligned pair (and their residues), which then no longer count as internal
+  runs: terminal gaps get their own (usually cheaper) costs;
+* with ``residue_classes``: one count per unordered pair of residue
+  **classes** (e.g. hydrophobic, aromatic, charged, ...) aligned, so the
+  effective score of ``{s, t}`` is ``w[pair(s, t)] + w[class_pair(c(s), c(t))]``:
+  a class-pair offset with far fewer weights than the matrix;
+* with ``gap_classes=True`` (needs ``residue_classes``): one count per
+  residue class of the residues facing a gap (internal or terminal), so a
+  gapped residue of class ``c`` adds ``w[gap_class(c)]``: residue-specific gap
+  costs (as CLUSTAL W lowers them for hydrophilic residues).
+
+Feature order: residue pairs, gap open, gap extend, [end gap open, end gap
+extend], [class pairs], [gap classes], [the prior feature].
 
 Gap runs are defined by the matching alone: between two consecutive aligned
 pairs (and, in global mode, before the first and after the last) the
@@ -43,7 +58,12 @@ import numpy as np
 from .._core._alignment import align_batch, slack_rescaled_align
 from ..structured.base import Structure
 
-__all__ = ["AlignmentStructure", "SequencePair", "pair_index_matrix"]
+__all__ = ["AlignmentStructure", "SequencePair", "pair_index_matrix", "RESIDUE_CLASSES"]
+
+#: Physico-chemical classes of the 20 amino acids (symbols outside them, e.g.
+#: B, Z, X, *, form one more class): aliphatic hydrophobic, aromatic, positive,
+#: negative, polar, small, cysteine, glycine, proline.
+RESIDUE_CLASSES = ("ILMV", "FWY", "HKR", "DE", "NQST", "A", "C", "G", "P")
 
 #: Largest DP table (entries per state) of the exact slack-rescaled argmax.
 SLACK_MAX_ENTRIES = 50_000_000
@@ -93,10 +113,11 @@ class AlignmentStructure(Structure):
         correction.  ``score`` and ``batch_score`` include the offset.  Not for
         :class:`~linclass.structured.StructuredSVM`, whose working-set QP
         assumes the score ``w . Phi``; use ``prior_weights`` there.
-    prior_weights : None or array of shape (K (K + 1) / 2 + 2,)
+    prior_weights : None or array of shape (n_base_features,)
         Add one last feature, ``prior_weights . Phi(x, y)`` (for example the
         BLOSUM62 score of the alignment), whose learned weight scales the
-        prior; any learner can use it.
+        prior; any learner can use it.  ``n_base_features`` is ``K (K + 1) /
+        2 + 2`` plus the end-gap and class-pair features, if any.
     loss_weight : float, default=1.0
         Weight of each wrongly aligned residue (``"residue"``) or missed
         reference pair (``"q"``) in the loss.
@@ -104,10 +125,21 @@ class AlignmentStructure(Structure):
         ``"residue"``: residues of both sequences whose partner differs;
         ``"q"``: reference pairs missed (the Q-score's complement; see the
         module docs).
+    end_gaps : bool, default=False
+        Global mode only: separate weights for the terminal gap runs (before
+        the first and after the last aligned pair); see the module docs.
+    residue_classes : None or sequence of str, default=None
+        Disjoint groups of alphabet symbols (e.g. :data:`RESIDUE_CLASSES`);
+        the symbols in no group form one more class.  Adds one feature per
+        unordered class pair (see the module docs).
+    gap_classes : bool, default=False
+        With ``residue_classes``: one more weight per class, added for every
+        residue of that class facing a gap (see the module docs).
     """
 
     def __init__(self, alphabet, *, mode="global", base_weights=None, prior_weights=None,
-                 loss_weight=1.0, loss="residue"):
+                 loss_weight=1.0, loss="residue", end_gaps=False, residue_classes=None,
+                 gap_classes=False):
         if loss not in ("residue", "q"):
             raise ValueError("loss must be 'residue' or 'q', got %r" % (loss,))
         self.loss_kind = loss
@@ -128,8 +160,36 @@ class AlignmentStructure(Structure):
         self.n_pairs = self.n_symbols * (self.n_symbols + 1) // 2
         self.gap_open_index = self.n_pairs
         self.gap_extend_index = self.n_pairs + 1
-        self.n_base_features = self.n_pairs + 2
         self.pair_index = pair_index_matrix(self.n_symbols)
+        if end_gaps not in (True, False):
+            raise ValueError("end_gaps must be True or False, got %r" % (end_gaps,))
+        if end_gaps and mode != "global":
+            raise ValueError("end_gaps applies to mode='global' only")
+        self.end_gaps = bool(end_gaps)
+        n = self.n_pairs + 2
+        self.end_open_index = self.end_extend_index = None
+        if self.end_gaps:
+            self.end_open_index, self.end_extend_index = n, n + 1
+            n += 2
+        self.residue_classes = None
+        self.class_offset = n
+        self.class_pair_index = None
+        if residue_classes is not None:
+            self.residue_classes, classes = self._check_classes(residue_classes, alphabet)
+            n_classes = int(classes.max()) + 1
+            self.class_pair_index = np.ascontiguousarray(
+                n + pair_index_matrix(n_classes)[classes[:, None], classes[None, :]])
+            n += n_classes * (n_classes + 1) // 2
+        if gap_classes not in (True, False):
+            raise ValueError("gap_classes must be True or False, got %r" % (gap_classes,))
+        if gap_classes and residue_classes is None:
+            raise ValueError("gap_classes=True needs residue_classes")
+        self.gap_classes = bool(gap_classes)
+        self.gap_class_index = None
+        if self.gap_classes:
+            self.gap_class_index = np.ascontiguousarray(n + classes)
+            n += n_classes
+        self.n_base_features = n
         self._ascii = np.full(128, -1, dtype=np.int32)      # ASCII byte -> code
         self._other = {}                                     # other characters -> code
         for k, s in enumerate(alphabet):
@@ -148,6 +208,32 @@ class AlignmentStructure(Structure):
                                                    self.n_features)
 
     # -- helpers -------------------------------------------------------------
+    @staticmethod
+    def _check_classes(residue_classes, alphabet):
+        """(the groups as a tuple of str, class code of each symbol)."""
+        if isinstance(residue_classes, str):
+            raise ValueError("residue_classes must be a sequence of strings (groups of "
+                             "symbols), got a single string")
+        groups = []
+        classes = np.full(len(alphabet), -1, dtype=np.int64)
+        position = {s: k for k, s in enumerate(alphabet)}
+        for g, group in enumerate(residue_classes):
+            if not isinstance(group, str) or not group:
+                raise ValueError("residue_classes[%d] must be a non-empty string of symbols, "
+                                 "got %r" % (g, group))
+            for symbol in group:
+                if symbol not in position:
+                    raise ValueError("residue_classes[%d] has symbol %r, which is not in the "
+                                     "alphabet" % (g, symbol))
+                if classes[position[symbol]] >= 0:
+                    raise ValueError("residue_classes: symbol %r is in two groups" % symbol)
+                classes[position[symbol]] = g
+            groups.append(group)
+        if not groups:
+            raise ValueError("residue_classes must have at least one group")
+        classes[classes < 0] = len(groups)              # the remaining symbols
+        return tuple(groups), classes
+
     @staticmethod
     def _check_vector(w, name, size):
         w = np.asarray(w, dtype=np.float64)
@@ -217,8 +303,7 @@ class AlignmentStructure(Structure):
                              "(a partner array that crosses or repeats a residue of b)")
         return y
 
-    def weights(self, w):
-        """Effective (substitution matrix (K, K), gap_open, gap_extend) of ``w``."""
+    def _effective(self, w):
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (self.n_features,):
             raise ValueError("w must have shape (%d,), got %r" % (self.n_features, w.shape))
@@ -227,11 +312,38 @@ class AlignmentStructure(Structure):
         base = w[:self.n_base_features]
         if self.prior_weights is not None:
             base = base + w[-1] * self.prior_weights
-        S = np.ascontiguousarray(base[self.pair_index])
-        return S, float(base[self.gap_open_index]), float(base[self.gap_extend_index])
+        return base
 
-    def substitution_weights(self, substitution, gap_open, gap_extend):
-        """The base weight vector (length K (K+1)/2 + 2) of a symmetric matrix and gaps."""
+    def weights(self, w):
+        """Effective (substitution matrix (K, K), gap_open, gap_extend) of ``w``
+        (the matrix includes the class-pair offsets)."""
+        base = self._effective(w)
+        S = base[self.pair_index]
+        if self.class_pair_index is not None:
+            S = S + base[self.class_pair_index]
+        return (np.ascontiguousarray(S), float(base[self.gap_open_index]),
+                float(base[self.gap_extend_index]))
+
+    def end_weights(self, w):
+        """Effective (end_gap_open, end_gap_extend) weights of ``w``, or
+        (None, None) without ``end_gaps``."""
+        if not self.end_gaps:
+            return None, None
+        base = self._effective(w)
+        return float(base[self.end_open_index]), float(base[self.end_extend_index])
+
+    def gap_residue_weights(self, w):
+        """Effective weight (K,) of a residue facing a gap, by symbol, or None
+        without ``gap_classes``."""
+        if not self.gap_classes:
+            return None
+        return np.ascontiguousarray(self._effective(w)[self.gap_class_index])
+
+    def substitution_weights(self, substitution, gap_open, gap_extend, end_gap_open=None,
+                             end_gap_extend=None):
+        """The base weight vector (length ``n_base_features``) of a symmetric matrix and
+        gap weights: the end gaps (if any) default to the internal weights, the
+        class-pair offsets (if any) are zero."""
         S = np.asarray(substitution, dtype=np.float64)
         if S.shape != (self.n_symbols, self.n_symbols):
             raise ValueError("substitution must have shape (%d, %d)"
@@ -239,7 +351,12 @@ class AlignmentStructure(Structure):
         if not np.allclose(S, S.T):
             raise ValueError("the substitution matrix must be symmetric")
         rows, cols = np.triu_indices(self.n_symbols)
-        return np.concatenate([S[rows, cols], [gap_open, gap_extend]])
+        parts = [S[rows, cols], [gap_open, gap_extend]]
+        if self.end_gaps:
+            parts.append([gap_open if end_gap_open is None else end_gap_open,
+                          gap_extend if end_gap_extend is None else end_gap_extend])
+        out = np.concatenate(parts)
+        return np.concatenate([out, np.zeros(self.n_base_features - out.size)])
 
     # -- protocol ------------------------------------------------------------
     def joint_feature(self, x, y):
@@ -256,17 +373,40 @@ class AlignmentStructure(Structure):
             ii, jj = i, j
         gap_a = np.diff(ii) - 1 if ii.size > 1 else np.zeros(0, np.int64)
         gap_b = np.diff(jj) - 1 if jj.size > 1 else np.zeros(0, np.int64)
-        runs = int((gap_a > 0).sum() + (gap_b > 0).sum())
-        length = int(gap_a.sum() + gap_b.sum())
-        idx = np.concatenate([sub, [self.gap_open_index, self.gap_extend_index]])
-        val = np.concatenate([np.ones(sub.size), [runs, length]])
+        idx = [sub, [self.gap_open_index, self.gap_extend_index]]
+        val = [np.ones(sub.size)]
+        if self.end_gaps:          # global: the first and last runs are the end runs
+            ends_a = gap_a[[0, -1]] if gap_a.size > 1 else gap_a
+            ends_b = gap_b[[0, -1]] if gap_b.size > 1 else gap_b
+            gap_a, gap_b = gap_a[1:-1], gap_b[1:-1]
+            val.append([(gap_a > 0).sum() + (gap_b > 0).sum(), gap_a.sum() + gap_b.sum(),
+                        (ends_a > 0).sum() + (ends_b > 0).sum(), ends_a.sum() + ends_b.sum()])
+            idx.append([self.end_open_index, self.end_extend_index])
+        else:
+            val.append([(gap_a > 0).sum() + (gap_b > 0).sum(), gap_a.sum() + gap_b.sum()])
+        if self.class_pair_index is not None:
+            idx.append(self.class_pair_index[a[i], b[j]])
+            val.append(np.ones(i.size))
+        if self.gap_classes:       # residues facing a gap (local: inside the alignment)
+            gapped_a = y < 0
+            gapped_b = inverse_partners(y, b.size) < 0
+            if self.mode == "local":
+                inside_a = np.zeros(a.size, bool)
+                inside_b = np.zeros(b.size, bool)
+                if i.size:
+                    inside_a[i[0]:i[-1] + 1] = True
+                    inside_b[j[0]:j[-1] + 1] = True
+                gapped_a &= inside_a
+                gapped_b &= inside_b
+            idx += [self.gap_class_index[a[gapped_a]], self.gap_class_index[b[gapped_b]]]
+            val += [np.ones(int(gapped_a.sum())), np.ones(int(gapped_b.sum()))]
+        idx = np.concatenate(idx).astype(np.int64)
+        val = np.concatenate(val).astype(np.float64)
         if self.prior_weights is not None:
-            prior = float(self.prior_weights[sub].sum()
-                          + self.prior_weights[self.gap_open_index] * runs
-                          + self.prior_weights[self.gap_extend_index] * length)
+            prior = float(self.prior_weights[idx] @ val)
             idx = np.append(idx, self.n_features - 1)
             val = np.append(val, prior)
-        return idx.astype(np.int64), val
+        return idx, val
 
     def score(self, w, x, y):
         idx, val = self.joint_feature(x, y)
@@ -282,6 +422,7 @@ class AlignmentStructure(Structure):
     def _run(self, w, X, Y=None, sign=1.0):
         X = [self.encode_pair(x) for x in X]
         S, gap_open, gap_extend = self.weights(w)
+        end_open, end_extend = self.end_weights(w)
         codes_a = np.concatenate([x.a for x in X] + [np.zeros(0, np.int32)])
         codes_b = np.concatenate([x.b for x in X] + [np.zeros(0, np.int32)])
         offsets_a = np.concatenate([[0], np.cumsum([x.a.size for x in X])]).astype(np.int64)
@@ -299,7 +440,9 @@ class AlignmentStructure(Structure):
             codes_a=codes_a, offsets_a=offsets_a, codes_b=codes_b, offsets_b=offsets_b,
             substitution=S, gap_open=gap_open, gap_extend=gap_extend,
             local=self.mode == "local", ref_a=ref_a, ref_b=ref_b,
-            loss_weight=sign * self.loss_weight, q_loss=self.loss_kind == "q")
+            loss_weight=sign * self.loss_weight, q_loss=self.loss_kind == "q",
+            end_gap_open=end_open, end_gap_extend=end_extend,
+            gap_residue=self.gap_residue_weights(w))
         return scores, [partners[offsets_a[p]:offsets_a[p + 1]].copy() for p in range(len(X))]
 
     def decode(self, w, x):
@@ -324,7 +467,11 @@ class AlignmentStructure(Structure):
         """``ValueError`` naming the first training pair whose exact slack-rescaled
         argmax would need more than :data:`SLACK_MAX_ENTRIES` table entries per DP
         state (called by :class:`~linclass.structured.StructuredSVM` at the start
-        of ``fit``, so that no pair is refused mid-fit)."""
+        of ``fit``, so that no pair is refused mid-fit); the exact argmax does not
+        support ``end_gaps``, which is refused here too."""
+        if self.end_gaps or self.gap_classes:
+            raise ValueError("rescaling='slack' does not support end_gaps=True or "
+                             "gap_classes=True; use rescaling='margin'")
         for i, (x, y) in enumerate(zip(X, Y)):
             x = self.encode_pair(x)
             m, n = x.a.size, x.b.size
@@ -346,6 +493,9 @@ class AlignmentStructure(Structure):
         time and memory grow with ``len(a) len(b) (L_max + 1)``, ``L_max`` the
         largest possible loss; pairs whose tables would exceed 5e7 values per
         DP state are refused with a ``ValueError``."""
+        if self.end_gaps or self.gap_classes:
+            raise ValueError("slack-rescaled decoding does not support end_gaps=True or "
+                             "gap_classes=True")
         x = self.encode_pair(x)
         y = self._partners(x, y)
         S, gap_open, gap_extend = self.weights(w)

@@ -167,3 +167,121 @@ def test_base_and_prior_weights_shift_the_decoder():
         np.testing.assert_array_equal(s_base.decode(np.zeros(s0.n_features), x), y)
         np.testing.assert_array_equal(s_prior.decode(w_prior, x), y)
         assert s_prior.score(w_prior, x, y) == pytest.approx(s0.score(base, x, y))
+
+
+# -- end gaps and residue-class pairs ----------------------------------------------------
+
+def _extended(loss="residue", loss_weight=1.0, end_gaps=True, classes=("AC",)):
+    return AlignmentStructure("ACGT", end_gaps=end_gaps, residue_classes=classes,
+                              loss=loss, loss_weight=loss_weight)
+
+
+@pytest.mark.parametrize("end_gaps, classes", [(True, None), (False, ("AC",)),
+                                               (True, ("AC", "G"))])
+def test_extended_features_decode_equals_brute_force(end_gaps, classes):
+    """With end-gap and class-pair features the DP is still an exact argmax, and the
+    features' score of the returned alignment equals the DP's score."""
+    rng = np.random.default_rng(11)
+    s = _extended(end_gaps=end_gaps, classes=classes)
+    for trial in range(60):
+        x = random_pair(rng, "ACGT")
+        w = rng.normal(size=s.n_features) * 2
+        if trial % 3 == 0:
+            w[s.gap_open_index] = -abs(w[s.gap_open_index]) - 1
+        scores, (y,) = s.align(w, [x])
+        expected = brute_force(s, w, x)
+        assert scores[0] == pytest.approx(expected, abs=1e-9)
+        assert s.score(w, x, y) == pytest.approx(scores[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["residue", "q"])
+def test_extended_features_loss_augmented_and_hope_equal_brute_force(loss):
+    rng = np.random.default_rng(12)
+    s = _extended(loss=loss, loss_weight=0.8, classes=("AC", "G"))
+    for trial in range(50):
+        x = random_pair(rng, "ACGT")
+        candidates = list(all_alignments(len(x[0]), len(x[1])))
+        y_ref = candidates[rng.integers(len(candidates))]
+        w = rng.normal(size=s.n_features) * 2
+        y_hat = s.loss_augmented_decode(w, x, y_ref)
+        got = s.score(w, x, y_hat) + s.loss(y_ref, y_hat)
+        assert got == pytest.approx(brute_force(s, w, x, y_ref), abs=1e-9)
+        (hope,) = s.batch_loss_diminished_decode(w, [x], [y_ref])
+        best = max(s.score(w, x, y) - s.loss(y_ref, y) for y in candidates)
+        assert s.score(w, x, hope) - s.loss(y_ref, hope) == pytest.approx(best, abs=1e-9)
+
+
+def test_end_gap_features_count_terminal_runs():
+    s = AlignmentStructure("ACGT", end_gaps=True, residue_classes=("AC", "GT"))
+    x = ("AACGT", "CGTTT")
+    y = np.array([-1, -1, 0, 1, -1])       # C-C, G-G aligned
+    idx, val = s.joint_feature(x, y)
+    phi = np.bincount(idx, weights=val, minlength=s.n_features)
+    # pairs C-C and G-G; a's gap runs: [2 leading], [1 trailing]; b's: [3 trailing]
+    assert phi[s.gap_open_index] == 0 and phi[s.gap_extend_index] == 0
+    assert phi[s.end_open_index] == 3 and phi[s.end_extend_index] == 6
+    cp = s.class_pair_index
+    assert phi[cp[1, 1]] == 1 and phi[cp[2, 2]] == 1 and phi[s.class_offset:].sum() == 2
+    # nothing aligned: one end run per sequence
+    idx, val = s.joint_feature(x, np.full(5, -1))
+    phi = np.bincount(idx, weights=val, minlength=s.n_features)
+    assert phi[s.end_open_index] == 2 and phi[s.end_extend_index] == 10
+
+
+def test_equal_end_and_internal_gaps_give_the_plain_global_alignment():
+    rng = np.random.default_rng(13)
+    plain = AlignmentStructure("ACGT")
+    ends = AlignmentStructure("ACGT", end_gaps=True)
+    for _ in range(30):
+        x = random_pair(rng, "ACGT", 8)
+        S = rng.normal(size=(4, 4))
+        S = S + S.T
+        w_plain = plain.substitution_weights(S, -2.0, -0.5)
+        w_ends = ends.substitution_weights(S, -2.0, -0.5)
+        s1, _ = plain.align(w_plain, [x])
+        s2, (y2,) = ends.align(w_ends, [x])
+        assert s1[0] == pytest.approx(s2[0], abs=1e-9)
+        assert plain.score(w_plain, x, y2) == pytest.approx(s1[0], abs=1e-9)
+
+
+def test_bad_extended_parameters():
+    with pytest.raises(ValueError, match="end_gaps"):
+        AlignmentStructure("ACGT", mode="local", end_gaps=True)
+    with pytest.raises(ValueError, match="end_gaps"):
+        AlignmentStructure("ACGT", end_gaps="yes")
+    with pytest.raises(ValueError, match="residue_classes"):
+        AlignmentStructure("ACGT", residue_classes="AC")
+    with pytest.raises(ValueError, match="residue_classes"):
+        AlignmentStructure("ACGT", residue_classes=("AC", "CG"))
+    with pytest.raises(ValueError, match="residue_classes"):
+        AlignmentStructure("ACGT", residue_classes=("AX",))
+    with pytest.raises(ValueError, match="end_gaps"):
+        AlignmentStructure("ACGT", end_gaps=True).check_slack_rescaling([("A", "A")], [[0]])
+
+
+@pytest.mark.parametrize("mode, end_gaps", [("global", False), ("global", True),
+                                            ("local", False)])
+def test_gap_class_features_equal_brute_force(mode, end_gaps):
+    """Residue-specific gap weights (gap_classes): exact decode and loss-augmented
+    decode, and the features' score of the returned alignment equals the DP's."""
+    rng = np.random.default_rng(21)
+    s = AlignmentStructure("ACGT", mode=mode, end_gaps=end_gaps, residue_classes=("AC",),
+                           gap_classes=True, loss_weight=0.6)
+    for trial in range(50):
+        x = random_pair(rng, "ACGT")
+        w = rng.normal(size=s.n_features) * 2
+        scores, (y,) = s.align(w, [x])
+        assert scores[0] == pytest.approx(brute_force(s, w, x), abs=1e-9)
+        assert s.score(w, x, y) == pytest.approx(scores[0], abs=1e-9)
+        candidates = list(all_alignments(len(x[0]), len(x[1])))
+        y_ref = candidates[rng.integers(len(candidates))]
+        y_hat = s.loss_augmented_decode(w, x, y_ref)
+        got = s.score(w, x, y_hat) + s.loss(y_ref, y_hat)
+        assert got == pytest.approx(brute_force(s, w, x, y_ref), abs=1e-9)
+    # the count: residues facing a gap, by class
+    idx, val = s.joint_feature(("AAGT", "AT"), np.array([0, -1, -1, 1]))
+    phi = np.bincount(idx, weights=val, minlength=s.n_features)
+    gap = phi[s.gap_class_index[[0, 2]]]          # class "AC" and the rest (G, T)
+    np.testing.assert_array_equal(gap, [1, 1])
+    with pytest.raises(ValueError, match="gap_classes"):
+        AlignmentStructure("ACGT", gap_classes=True)
