@@ -602,7 +602,10 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             Multiplies each example's loss (and step).
         """
         self._check_params()
-        X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        # the epoch kernels' sums and updates do not depend on the order of a
+        # row's entries: unsorted CSR rows are used as they are (no copy)
+        X, classes, codes, sample_weight = check_classification_data(
+            X, y, sample_weight, accept_unsorted=True)
         weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
         n_features = X.shape[1]
         keep = (self.warm_start and getattr(self, "_states", None) is not None
@@ -644,7 +647,7 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         first = not hasattr(self, "classes_")
         classes = check_partial_fit_classes(classes, getattr(self, "classes_", None))
-        X = check_X(X)
+        X = check_X(X, accept_unsorted=True)
         if X.shape[0] == 0:
             raise ValueError("X has 0 samples; partial_fit needs at least one")
         y = check_target(y, X.shape[0])

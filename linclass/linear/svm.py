@@ -278,7 +278,11 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         if self.multi_class == "crammer_singer":
             return self._fit_crammer_singer(X, y, sample_weight)
-        X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        # dual CD, the Newton finish and Pegasos read rows through order-independent
+        # sums and updates (duplicates are still summed): unsorted CSR rows are
+        # used as they are; the penalty="l1" path sorts its own column copy
+        X, classes, codes, sample_weight = check_classification_data(
+            X, y, sample_weight, accept_unsorted=True)
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight) \
             * float(self.C)
         n_samples, n_features = X.shape
