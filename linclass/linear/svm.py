@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike
 
 from .._core import _coordinate_descent, _linear_svm
 from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
+from .sgd import _transpose
 from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
 from .._validation import check_positive, check_random_state
 from ..base import BaseEstimator, ClassifierMixin
@@ -51,7 +52,10 @@ def svm_dual_objective(w, alpha, cost, loss):
     the bias weight.  This is the value LIBLINEAR prints as "Objective value".
     """
     alpha = np.asarray(alpha, dtype=np.float64)
-    value = 0.5 * float(w @ w) - float(alpha.sum())
+    w = np.asarray(w, dtype=np.float64)
+    # a plain sum of squares, not BLAS's ddot: its threads would compete with
+    # the caller's (and with n_jobs) for nothing on one vector
+    value = 0.5 * float(np.square(w).sum()) - float(alpha.sum())
     if loss == "squared_hinge":
         pos = cost > 0
         value += 0.5 * float(np.sum(alpha[pos] ** 2 * (0.5 / cost[pos])))
@@ -357,8 +361,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 loss=_LOSSES[self.loss], bias=bias, W=W_block, alpha=alpha,
                 tol=float(self.tol), max_iter=dual_passes,
                 shrinking=bool(self.shrinking), seed=seeds[0])
-            return [finish(int(p), ysign_of(int(p)), np.ascontiguousarray(W_block[:, k]),
-                           alpha[k].copy(), int(n_iter[k]), float(violation[k]))
+            W_rows = _transpose(W_block)         # (K, n_features + 1), one pass
+            return [finish(int(p), ysign_of(int(p)), W_rows[k], alpha[k].copy(),
+                           int(n_iter[k]), float(violation[k]))
                     for k, p in enumerate(problems)]
 
         def solve(p):
