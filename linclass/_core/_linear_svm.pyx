@@ -274,20 +274,52 @@ cdef void ovr_scores(const double* W, Py_ssize_t K, const double* values, const 
                      Py_ssize_t n_cls, double* out) noexcept nogil:
     """out[cls[c]] = [x, bias] . W[:, cls[c]] for the listed columns only.
 
-    Every column's sum starts at the bias term and adds the entries in
-    storage order, as `scores_all` does for all K columns."""
-    cdef Py_ssize_t k, c
-    cdef const double* wrow
-    cdef double v
+    One walk over the row per listed column, the sum in a register (the row
+    and the K-wide rows of W it meets stay in the first-level cache after the
+    first column).  Every column's sum starts at the bias term and adds the
+    entries in storage order, as `scores_all` does for all K columns."""
+    cdef Py_ssize_t k, c, col
+    cdef double acc
     for c in range(n_cls):
-        out[cls[c]] = bias * W[d * K + cls[c]]
-    for k in range(nnz):
-        if ind != NULL and k + PREFETCH_AHEAD < nnz:
-            prefetch_row(W + ind[k + PREFETCH_AHEAD] * K, K)
-        wrow = W + (k if ind == NULL else ind[k]) * K
-        v = values[k]
-        for c in range(n_cls):
-            out[cls[c]] += v * wrow[cls[c]]
+        col = cls[c]
+        acc = bias * W[d * K + col]
+        if ind == NULL:
+            for k in range(nnz):
+                acc += values[k] * W[k * K + col]
+        else:
+            for k in range(nnz):
+                acc += values[k] * W[ind[k] * K + col]
+        out[col] = acc
+
+
+cdef void ovr_add(double* W, Py_ssize_t K, const double* values, const int* ind,
+                  Py_ssize_t nnz, double bias, Py_ssize_t d, const double* delta,
+                  const int* changed, Py_ssize_t n_changed) noexcept nogil:
+    """W[:, m] += delta[m] [x, bias] for m in changed: one walk over the row
+    per changed column (the row's K-wide rows of W are cached from the scores),
+    or, when every column changed, one walk with a contiguous K-wide update."""
+    cdef Py_ssize_t k, c, col, m
+    cdef double a, v
+    cdef double* wrow
+    if n_changed == K:
+        for k in range(nnz):
+            wrow = W + (k if ind == NULL else ind[k]) * K
+            v = values[k]
+            for m in range(K):
+                wrow[m] += delta[m] * v
+        for m in range(K):
+            W[d * K + m] += delta[m] * bias
+        return
+    for c in range(n_changed):
+        col = changed[c]
+        a = delta[col]
+        if ind == NULL:
+            for k in range(nnz):
+                W[k * K + col] += a * values[k]
+        else:
+            for k in range(nnz):
+                W[ind[k] * K + col] += a * values[k]
+        W[d * K + col] += a * bias
 
 
 def dual_cd_svc_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
@@ -395,7 +427,7 @@ def dual_cd_svc_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sampl
                         cls[na] = <int>k
                         na += 1
                 nnz = rows_get(&X, i, &values, &ind)
-                if 2 * na >= K:
+                if na == K:
                     scores_all(W0, K, values, ind, nnz, bias, d, &S[0])
                 else:
                     ovr_scores(W0, K, values, ind, nnz, bias, d, &cls[0], na, &S[0])
@@ -439,8 +471,8 @@ def dual_cd_svc_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sampl
                         changed[n_changed] = <int>k
                         n_changed += 1
                 if n_changed:
-                    add_columns(W0, K, values, ind, nnz, bias, d, &delta[0], &changed[0],
-                                n_changed)                      # w_k += step_k x_i
+                    ovr_add(W0, K, values, ind, nnz, bias, d, &delta[0], &changed[0],
+                            n_changed)                          # w_k += step_k x_i
             # end of the pass: each running problem's stopping test and shrinking
             for k in range(K):
                 if not running[k]:
