@@ -157,7 +157,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     random_state : None, int or numpy Generator/RandomState
         Order of the coordinates / examples.
     n_jobs : None or int, default=None
-        Threads for the one-vs-rest problems (-1: all CPUs).
+        Threads for the one-vs-rest problems (-1: all CPUs).  With
+        ``dual_cd`` the problems are split into ``n_jobs`` blocks, each solved
+        by the fused one-vs-rest kernel (one pass over the rows advances every
+        problem of the block; a problem still running after 50 passes goes on
+        alone); the permutation of each pass comes from ``random_state`` only,
+        so the model is the same for every ``n_jobs``.
     verbose : int, default=0
         > 0: one progress line per binary problem when it is solved (passes,
         projected-gradient spread and dual objective for ``dual_cd``; steps
