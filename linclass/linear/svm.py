@@ -42,6 +42,9 @@ _SOLVERS = ("dual_cd", "pegasos")
 _NEWTON_AFTER_PASSES = 50
 #: the Newton finish stops at ||g|| <= _NEWTON_RTOL_FACTOR * tol * ||g(0)||
 _NEWTON_RTOL_FACTOR = 0.01
+#: one-vs-rest squared hinge by the fused kernel (_linear_svm.dual_cd_svc_ovr);
+#: False: one dual_cd_svc run per problem (the same optimum, another permutation)
+_FUSED_OVR = True
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -398,7 +401,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                       % (p + 1, n_problems, int(self.max_iter), int(t)))
             return w, None, int(self.max_iter), 0.0, t, True, None
 
-        if self.solver == "dual_cd" and n_problems > 1 and self.loss == "squared_hinge":
+        if (_FUSED_OVR and self.solver == "dual_cd" and n_problems > 1
+                and self.loss == "squared_hinge"):
             # (the hinge's problems mostly run for hundreds of passes, alone after
             # the fused passes: measured no faster fused, so they stay separate)
             groups = np.array_split(np.arange(n_problems), resolve_n_jobs(self.n_jobs,

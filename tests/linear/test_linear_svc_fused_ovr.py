@@ -157,3 +157,13 @@ def test_fused_ovr_zero_cost_samples_are_left_out():
     w = np.append(a.coef_[0], a.intercept_[0])
     assert np.isfinite(svm_dual_objective(w, a.dual_coef_[0], np.full(len(y), 1.0),
                                           "squared_hinge"))
+
+
+def test_fused_and_separate_one_vs_rest_reach_the_same_optimum(monkeypatch):
+    from linclass.linear import svm
+    X, y = _blobs(n=200, seed=8)
+    fused = LinearSVC(tol=1e-8, max_iter=5000, random_state=0).fit(X, y)
+    monkeypatch.setattr(svm, "_FUSED_OVR", False)
+    separate = LinearSVC(tol=1e-8, max_iter=5000, random_state=0).fit(X, y)
+    np.testing.assert_allclose(fused.dual_objective_, separate.dual_objective_, rtol=1e-8)
+    np.testing.assert_allclose(fused.coef_, separate.coef_, rtol=1e-5, atol=1e-7)
