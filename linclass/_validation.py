@@ -5,7 +5,9 @@ through here first and comes out in one canonical form:
 
 * dense matrices: 2-D, float64, C-contiguous, finite;
 * sparse matrices: ``scipy.sparse.csr_matrix`` with float64 ``data``, int32
-  ``indices``/``indptr``, sorted indices, no duplicates, finite values;
+  ``indices``/``indptr``, sorted indices, no duplicates, finite values
+  (``check_array(accept_unsorted=True)``, for kernels that do not rely on the
+  order of a row's entries, keeps unsorted rows; never duplicates);
 * labels: int32 codes ``0..n_classes-1`` (see :func:`encode_labels`);
 * sample weights: float64, finite, non-negative, one per sample.
 
