@@ -5,7 +5,9 @@ through here first and comes out in one canonical form:
 
 * dense matrices: 2-D, float64, C-contiguous, finite;
 * sparse matrices: ``scipy.sparse.csr_matrix`` with float64 ``data``, int32
-  ``indices``/``indptr``, sorted indices, no duplicates, finite values;
+  ``indices``/``indptr``, sorted indices, no duplicates, finite values
+  (``check_array(accept_unsorted=True)``, for kernels that do not rely on the
+  order of a row's entries, keeps unsorted rows; never duplicates);
 * labels: int32 codes ``0..n_classes-1`` (see :func:`encode_labels`);
 * sample weights: float64, finite, non-negative, one per sample.
 
@@ -35,7 +37,7 @@ def _check_finite(values, name):
 
 
 def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
-                ensure_2d=True, dtype=np.float64, copy=False):
+                ensure_2d=True, dtype=np.float64, copy=False, accept_unsorted=False):
     """Validate a data matrix and return it in canonical form.
 
     Parameters
@@ -53,6 +55,13 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         float64 (default) or float32.
     copy : bool
         Always return a new array.
+    accept_unsorted : bool, default=False
+        Opt-in for kernels whose result does not depend on the order of a
+        row's stored entries (up to rounding): a CSR matrix whose rows are
+        not sorted but hold no duplicate column is returned without the
+        copy-and-sort (its ``has_sorted_indices`` stays False); duplicates
+        are still summed (on a copy).  Default: every non-canonical matrix is
+        copied, sorted and summed.
     """
     if sp.issparse(X):
         if not accept_sparse:
@@ -70,9 +79,11 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         # matrix is never modified, not even its attributes.
         X = sp.csr_matrix((np.asarray(data, dtype=dtype), indices, indptr),
                           shape=X.shape, copy=copy)
-        if not canonical:
+        if not canonical and not (accept_unsorted and not _has_duplicates(X)):
             X = X.copy()
             X.sum_duplicates()          # sorts indices, adds duplicates
+        elif not canonical:
+            X.has_sorted_indices = False        # scipy must not trust the rows' order
         X.data = np.ascontiguousarray(X.data, dtype=dtype)
         X.indices = np.ascontiguousarray(X.indices, dtype=np.int32)
         X.indptr = np.ascontiguousarray(X.indptr, dtype=np.int32)
@@ -115,6 +126,12 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
             raise ValueError("%s has 0 features: found array with 0 feature(s) (shape=(%d, 0)) "
                              "while a minimum of 1 is required." % (name, n_samples))
     return X
+
+
+def _has_duplicates(X):
+    """Whether a structurally checked CSR matrix stores a column twice in a row."""
+    from ._core._checks import csr_has_duplicates
+    return csr_has_duplicates(X.indptr, X.indices[:X.indptr[-1]], X.shape[0], X.shape[1])
 
 
 _CSR_PROBLEMS = {
@@ -385,10 +402,11 @@ def check_is_fitted(estimator, attributes=None):
                              % type(estimator).__name__)
 
 
-def check_X(X, name="X"):
+def check_X(X, name="X", *, accept_unsorted=False):
     """:func:`linclass._validation.check_array` with scikit-learn's wording for
     the cases its estimator checks match on (complex values, 1-D input, zero
-    features, non-numeric objects); everything else is check_array's."""
+    features, non-numeric objects); everything else is check_array's
+    (``accept_unsorted`` is passed on)."""
     if X is not None and not isinstance(X, (str, bytes)):
         if sp.issparse(X):
             kind, shape = X.dtype.kind, X.shape
@@ -411,19 +429,21 @@ def check_X(X, name="X"):
         if len(shape) == 2 and shape[1] == 0:
             raise ValueError("%s has 0 feature(s) (shape=(%d, 0)) while a minimum of 1 is "
                              "required." % (name, shape[0]))
-    return check_array(X, name=name)
+    return check_array(X, name=name, accept_unsorted=accept_unsorted)
 
 
-def check_classification_data(X, y, sample_weight=None, *, min_classes=2):
+def check_classification_data(X, y, sample_weight=None, *, min_classes=2,
+                              accept_unsorted=False):
     """Validate ``(X, y, sample_weight)`` for a classifier's ``fit``.
 
     Returns ``(X, classes, codes, sample_weight)``: ``X`` in canonical form,
     the sorted class labels, int32 codes ``0..n_classes-1`` and float64
     weights.  Continuous targets raise ``ValueError("Unknown label type ...")``
     (scikit-learn's wording) and fewer than ``min_classes`` classes raise a
-    ``ValueError`` naming the class found.
+    ``ValueError`` naming the class found.  ``accept_unsorted``: see
+    :func:`check_array` (only for kernels that do not rely on sorted rows).
     """
-    X = check_X(X)
+    X = check_X(X, accept_unsorted=accept_unsorted)
     if y is None:
         raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = check_target(y, X.shape[0])

@@ -78,3 +78,39 @@ from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
 # True in the debug build (LINCLASS_DEBUG_BUILD=1), whose kernels check the
 # indices they follow through raw pointers (see _debug.pxd and setup.py).
 DEBUG_BUILD = bool(LINCLASS_DEBUG_CHECKS)
+
+
+def csr_has_duplicates(const int[::1] indptr, const int[::1] indices, Py_ssize_t n_rows,
+                       Py_ssize_t n_cols):
+    """True when some row of a structurally valid CSR matrix (checked by
+    :func:`csr_structure` first) stores a column twice, in any order.
+
+    One pass over the stored indices with a marker per column (the last row
+    that stored it), O(nnz + n_cols): the check behind
+    ``check_array(accept_unsorted=True)``, which keeps unsorted rows as they
+    are but must still sum duplicates (a kernel's squared row norm counts
+    them twice otherwise)."""
+    if n_rows < 0 or n_cols < 0 or indptr.shape[0] != n_rows + 1:
+        raise ValueError("csr_has_duplicates: inconsistent shapes")
+    cdef Py_ssize_t nnz = indices.shape[0]
+    if n_rows and indptr[n_rows] > nnz:
+        raise ValueError("csr_has_duplicates: indptr points past the stored indices")
+    if nnz == 0 or n_rows == 0:
+        return False
+    import numpy as np
+    cdef int[::1] mark = np.zeros(max(n_cols, 1), dtype=np.int32)
+    cdef Py_ssize_t i, k
+    cdef int col, row_tag
+    cdef bint found = False
+    with nogil:
+        for i in range(n_rows):
+            row_tag = <int>(i + 1)
+            for k in range(indptr[i], indptr[i + 1]):
+                col = indices[k]
+                if mark[col] == row_tag:
+                    found = True
+                    break
+                mark[col] = row_tag
+            if found:
+                break
+    return bool(found)

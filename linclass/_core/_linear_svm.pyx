@@ -237,6 +237,318 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     return n_iter, violation
 
 
+# ------------------------------------- one-vs-rest dual CD, fused --
+#
+# The K binary problems "class positive[k] against the rest" share the rows.
+# Solved one after the other, each reads every active row of X and gathers
+# from its own weight vector, so X streams through the caches K times per
+# round of passes.  Here the K problems advance together: pass t visits the
+# rows in one random order and, at row i, makes the coordinate step of every
+# problem for which i is active.  The K weight vectors are the columns of one
+# row-major block W (n_features + 1, K), so the K scores of a row come from one
+# walk over its entries (K-wide rows of W, adjacent in memory) and the steps of
+# the problems that moved are one more walk (as the Crammer-Singer kernel
+# does).  Each problem keeps its own dual variables, shrinking state
+# (PGmax/PGmin of its last pass, its active rows), stopping test and pass
+# count exactly as `binary_dual_cd`; a problem that has converged (or reached
+# max_iter) stops taking part.  Pass t's order is a permutation of all rows
+# drawn from the seed alone, and a problem's score at a row sums the row's
+# entries in storage order whichever walk computes it, so problem k's
+# iterates do not depend on which other problems share its block (the result
+# is the same for every n_jobs).
+#
+# Once few problems remain, the shared block costs more than it saves (each
+# step of one problem touches a cache line of W per entry, and W is K times
+# larger than one w), so a problem still running after FUSED_PASSES passes
+# continues alone: `binary_dual_cd` from its dual variables on a contiguous
+# copy of its column, all variables active again, seeded by the seed and its
+# class code (again independent of the grouping).
+
+
+cdef enum:
+    FUSED_PASSES = 50
+
+
+cdef void ovr_scores(const double* W, Py_ssize_t K, const double* values, const int* ind,
+                     Py_ssize_t nnz, double bias, Py_ssize_t d, const int* cls,
+                     Py_ssize_t n_cls, double* out) noexcept nogil:
+    """out[cls[c]] = [x, bias] . W[:, cls[c]] for the listed columns only.
+
+    One walk over the row per listed column, the sum in a register (the row
+    and the K-wide rows of W it meets stay in the first-level cache after the
+    first column).  Every column's sum starts at the bias term and adds the
+    entries in storage order, as `scores_all` does for all K columns."""
+    cdef Py_ssize_t k, c, col
+    cdef double acc
+    for c in range(n_cls):
+        col = cls[c]
+        acc = bias * W[d * K + col]
+        if ind == NULL:
+            for k in range(nnz):
+                acc += values[k] * W[k * K + col]
+        else:
+            for k in range(nnz):
+                acc += values[k] * W[ind[k] * K + col]
+        out[col] = acc
+
+
+cdef void ovr_add(double* W, Py_ssize_t K, const double* values, const int* ind,
+                  Py_ssize_t nnz, double bias, Py_ssize_t d, const double* delta,
+                  const int* changed, Py_ssize_t n_changed) noexcept nogil:
+    """W[:, m] += delta[m] [x, bias] for m in changed: one walk over the row
+    per changed column (the row's K-wide rows of W are cached from the scores),
+    or, when every column changed, one walk with a contiguous K-wide update."""
+    cdef Py_ssize_t k, c, col, m
+    cdef double a, v
+    cdef double* wrow
+    if n_changed == K:
+        for k in range(nnz):
+            wrow = W + (k if ind == NULL else ind[k]) * K
+            v = values[k]
+            for m in range(K):
+                wrow[m] += delta[m] * v
+        for m in range(K):
+            W[d * K + m] += delta[m] * bias
+        return
+    for c in range(n_changed):
+        col = changed[c]
+        a = delta[col]
+        if ind == NULL:
+            for k in range(nnz):
+                W[k * K + col] += a * values[k]
+        else:
+            for k in range(nnz):
+                W[ind[k] * K + col] += a * values[k]
+        W[d * K + col] += a * bias
+
+
+def dual_cd_svc_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+                    Py_ssize_t n_features, const int[::1] codes, const int[::1] positive,
+                    const double[::1] cost, int loss, double bias, double[:, ::1] W,
+                    double[:, ::1] alpha, double tol, Py_ssize_t max_iter, bint shrinking,
+                    unsigned long long seed):
+    """K one-vs-rest binary SVM duals by fused dual coordinate descent, in place.
+
+    Problem k: ``s_i = +1`` where ``codes[i] == positive[k]``, else -1; per
+    sample cost ``cost`` (0 = left out), ``loss`` 1 (hinge) or 2 (squared
+    hinge), ``bias`` the constant feature's value.  ``W`` (n_features + 1, K)
+    holds w_k in column k and is rebuilt from ``alpha`` (K, n_samples, the
+    warm start) first.  Each problem stops as `dual_cd_svc` does.
+    Returns ``(n_passes (K,) int64, violation (K,))``.
+    """
+    cdef Py_ssize_t K = W.shape[1]
+    if W.shape[0] != n_features + 1 or alpha.shape[0] != K or alpha.shape[1] != n_samples \
+            or codes.shape[0] != n_samples or cost.shape[0] != n_samples \
+            or positive.shape[0] != K or n_samples < 1 or K < 1:
+        raise ValueError("dual_cd_svc_ovr: inconsistent array shapes")
+    if loss != 1 and loss != 2:
+        raise ValueError("loss must be 1 or 2")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    cdef Py_ssize_t n = n_samples, d = n_features
+    cdef double[::1] A = np.empty(n * K)                 # alpha, row-major (n, K)
+    cdef unsigned char[::1] act = np.zeros(n * K, dtype=np.uint8)
+    cdef int[::1] row_cnt = np.zeros(n, dtype=np.int32)  # active problems per row
+    cdef double[::1] QD = np.empty(n), diag = np.empty(n), upper = np.empty(n)
+    cdef double[::1] ysg = np.empty(n * K)               # s_ik, row-major (n, K)
+    cdef int[::1] perm = np.arange(n, dtype=np.int32)
+    cdef int[::1] cls = np.empty(K, dtype=np.int32), changed = np.empty(K, dtype=np.int32)
+    cdef double[::1] S = np.zeros(K), delta = np.zeros(K)
+    cdef double[::1] pgmax_old = np.full(K, INFINITY), pgmin_old = np.full(K, -INFINITY)
+    cdef double[::1] pgmax_new = np.full(K, -INFINITY), pgmin_new = np.full(K, INFINITY)
+    n_iter_arr = np.zeros(K, dtype=np.int64)
+    viol_arr = np.full(K, INFINITY)
+    cdef long long[::1] n_iter = n_iter_arr
+    cdef double[::1] viol = viol_arr
+    cdef long long[::1] last_full = np.zeros(K, dtype=np.int64)
+    cdef long long[::1] n_act = np.zeros(K, dtype=np.int64)
+    cdef unsigned char[::1] running = np.ones(K, dtype=np.uint8)
+    cdef Py_ssize_t i, k, c, s, nnz, na, n_changed, n_all = 0, n_running = K, ahead
+    cdef const double* values
+    cdef const int* ind
+    cdef double* W0
+    cdef double G, PG, a, a_new, yk, pmax, pmin
+    cdef Rng rng
+    rng_seed(&rng, seed)
+    with nogil:
+        W0 = &W[0, 0]
+        memset(W0, 0, (d + 1) * K * sizeof(double))
+        for i in range(n):
+            if loss == 1:
+                upper[i] = cost[i]
+                diag[i] = 0.0
+            else:
+                upper[i] = INFINITY
+                diag[i] = 0.5 / cost[i] if cost[i] > 0.0 else 0.0
+            nnz = rows_get(&X, i, &values, &ind)
+            QD[i] = row_sq_norm(values, nnz) + bias * bias + diag[i]
+            if cost[i] > 0.0:
+                n_all += 1
+            n_changed = 0
+            for k in range(K):
+                yk = 1.0 if codes[i] == positive[k] else -1.0
+                ysg[i * K + k] = yk
+                a = alpha[k, i]
+                if cost[i] <= 0.0 or a < 0.0:
+                    a = 0.0
+                if a > upper[i]:
+                    a = upper[i]
+                A[i * K + k] = a
+                if cost[i] > 0.0:
+                    act[i * K + k] = 1
+                    row_cnt[i] += 1
+                if a != 0.0:
+                    delta[k] = a * yk
+                    changed[n_changed] = <int>k
+                    n_changed += 1
+            if n_changed:
+                add_columns(W0, K, values, ind, nnz, bias, d, &delta[0], &changed[0],
+                            n_changed)                          # w_k += a_ik s_ik x_i
+        for k in range(K):
+            n_act[k] = n_all
+        if max_iter < 1 or n_all == 0:
+            n_running = 0
+            for k in range(K):
+                running[k] = 0
+        while n_running > 0:
+            rng_shuffle32(&rng, &perm[0], n)          # the same order for every grouping
+            for s in range(n):
+                ahead = s + PREFETCH_AHEAD
+                if ahead < n and row_cnt[perm[ahead]] > 0:
+                    LINCLASS_PREFETCH(&A[perm[ahead] * K])
+                    if X.indptr != NULL:
+                        LINCLASS_PREFETCH(&X.data[X.indptr[perm[ahead]]])
+                        LINCLASS_PREFETCH(&X.indices[X.indptr[perm[ahead]]])
+                i = perm[s]
+                if row_cnt[i] == 0:
+                    continue
+                na = 0
+                for k in range(K):
+                    if act[i * K + k]:
+                        cls[na] = <int>k
+                        na += 1
+                nnz = rows_get(&X, i, &values, &ind)
+                if na == K:
+                    scores_all(W0, K, values, ind, nnz, bias, d, &S[0])
+                else:
+                    ovr_scores(W0, K, values, ind, nnz, bias, d, &cls[0], na, &S[0])
+                n_changed = 0
+                for c in range(na):
+                    k = cls[c]
+                    a = A[i * K + k]
+                    yk = ysg[i * K + k]
+                    G = yk * S[k] - 1.0 + diag[i] * a
+                    PG = 0.0
+                    if a == 0.0:
+                        if shrinking and G > pgmax_old[k]:
+                            act[i * K + k] = 0
+                            row_cnt[i] -= 1
+                            n_act[k] -= 1
+                            continue
+                        if G < 0.0:
+                            PG = G
+                    elif a >= upper[i]:
+                        if shrinking and G < pgmin_old[k]:
+                            act[i * K + k] = 0
+                            row_cnt[i] -= 1
+                            n_act[k] -= 1
+                            continue
+                        if G > 0.0:
+                            PG = G
+                    else:
+                        PG = G
+                    if PG > pgmax_new[k]:
+                        pgmax_new[k] = PG
+                    if PG < pgmin_new[k]:
+                        pgmin_new[k] = PG
+                    if fabs(PG) > 1e-12:
+                        a_new = a - G / QD[i]                    # Newton step, then clip
+                        if a_new < 0.0:
+                            a_new = 0.0
+                        elif a_new > upper[i]:
+                            a_new = upper[i]
+                        A[i * K + k] = a_new
+                        delta[k] = (a_new - a) * yk
+                        changed[n_changed] = <int>k
+                        n_changed += 1
+                if n_changed:
+                    ovr_add(W0, K, values, ind, nnz, bias, d, &delta[0], &changed[0],
+                            n_changed)                          # w_k += step_k x_i
+            # end of the pass: each running problem's stopping test and shrinking
+            for k in range(K):
+                if not running[k]:
+                    continue
+                n_iter[k] += 1
+                pmax = pgmax_new[k]
+                pmin = pgmin_new[k]
+                viol[k] = pmax - pmin
+                pgmax_new[k] = -INFINITY
+                pgmin_new[k] = INFINITY
+                if viol[k] <= tol or n_iter[k] - last_full[k] >= UNSHRINK_PASSES:
+                    if viol[k] <= tol and n_act[k] == n_all:
+                        running[k] = 0                           # converged
+                    else:
+                        # check every variable again (as binary_dual_cd)
+                        for i in range(n):
+                            if cost[i] > 0.0 and not act[i * K + k]:
+                                act[i * K + k] = 1
+                                row_cnt[i] += 1
+                        n_act[k] = n_all
+                        last_full[k] = n_iter[k]
+                        pgmax_old[k] = INFINITY
+                        pgmin_old[k] = -INFINITY
+                else:
+                    pgmax_old[k] = pmax if pmax > 0.0 else INFINITY
+                    pgmin_old[k] = pmin if pmin < 0.0 else -INFINITY
+                if running[k] and (n_iter[k] >= max_iter or n_iter[k] >= FUSED_PASSES):
+                    running[k] = 0                   # (max_iter, or go on alone below)
+                if not running[k]:
+                    n_running -= 1
+                    for i in range(n):
+                        if act[i * K + k]:
+                            act[i * K + k] = 0
+                            row_cnt[i] -= 1
+        for i in range(n):
+            for k in range(K):
+                alpha[k, i] = A[i * K + k]
+    # problems that have not converged after FUSED_PASSES passes: on alone
+    cdef double[::1] w_solo
+    cdef double[::1] y_solo
+    cdef double[::1] var_view
+    cdef int[::1] index
+    cdef DualVar* var
+    cdef Py_ssize_t j, n_active, passes
+    cdef double violation
+    for k in range(K):
+        if n_iter[k] >= max_iter or viol[k] <= tol or n_all == 0:
+            continue
+        w_solo = np.ascontiguousarray(W[:, k])
+        y_solo = np.ascontiguousarray(np.asarray(ysg).reshape(n, K)[:, k])
+        var_view = np.empty(n * 4)
+        index = np.empty(n, dtype=np.int32)
+        var = <DualVar*>&var_view[0]
+        rng_seed(&rng, seed ^ (<unsigned long long>(positive[k] + 1) * 0x9E3779B97F4A7C15ULL))
+        with nogil:
+            n_active = 0
+            for i in range(n):
+                var[i].alpha = alpha[k, i]
+                var[i].QD = QD[i]
+                var[i].upper = upper[i]
+                var[i].diag = diag[i]
+                if cost[i] > 0.0:
+                    index[n_active] = <int>i
+                    n_active += 1
+            passes = binary_dual_cd(&X, &y_solo[0], var, bias, &w_solo[0], &index[0],
+                                    n_active, tol, max_iter - n_iter[k], shrinking, &rng,
+                                    &violation)
+            n_iter[k] += passes
+            viol[k] = violation
+            for i in range(n):
+                alpha[k, i] = var[i].alpha
+            for j in range(d + 1):
+                W[j, k] = w_solo[j]
+    return n_iter_arr, viol_arr
+
+
 # ------------------------------------- primal Newton, squared hinge --
 #
 #   min_w f(w) = 0.5 ||w||^2 + sum_i C_i max(0, 1 - s_i w.[x_i, bias])^2

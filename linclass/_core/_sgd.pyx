@@ -250,12 +250,16 @@ cdef inline void l1_penalty(double* v, double scale, double* q, double u, double
 cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                    const int* order, const Params* P, double* v, double* U, double* q,
                    double* state, bint averaging, bint compute_loss,
-                   double* sum_loss) noexcept nogil:
-    """One pass in the order given; returns 0, or 1 when a score is not finite."""
+                   double* sum_loss, double* scale_io, bint fold) noexcept nogil:
+    """One pass in the order given; returns 0, or 1 when a score is not finite.
+
+    The true weights are ``scale_io[0] * v`` on entry and on exit; with
+    ``fold`` the scale is folded into ``v`` at the end (``scale_io[0] = 1``),
+    otherwise it is carried to the next epoch (one pass over ``v`` saved)."""
     cdef Py_ssize_t k, i, j, m, nnz, d = X.n_cols
     cdef const double* values
     cdef const int* ind
-    cdef double scale = 1.0, p, z, g, eta, update, step, factor, c
+    cdef double scale = scale_io[0], p, z, g, eta, update, step, factor, c
     cdef double t = state[S_T], b = state[S_INTERCEPT], avg_a = state[S_AVG_A]
     cdef double n_avg = state[S_N_AVG], avg_b = state[S_AVG_INTERCEPT], u = state[S_L1_U]
     cdef int status = 0
@@ -317,7 +321,9 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
             avg_b += b
             n_avg += 1.0
         t += 1.0
-    fold_scale(v, &scale, &avg_a, d)
+    if fold:
+        fold_scale(v, &scale, &avg_a, d)
+    scale_io[0] = scale
     if not isfinite(b) or not isfinite(avg_a):
         status = 1
     state[S_T] = t
@@ -335,14 +341,18 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
               int learning_rate, double eta0, double power_t, double t0, double alpha,
               double l1_ratio, double intercept_decay, bint fit_intercept,
               bint averaging, double average_start, double[::1] w, double[::1] avg_sum,
-              double[::1] l1_q, double[::1] state, bint compute_loss):
+              double[::1] l1_q, double[::1] state, bint compute_loss,
+              double[::1] scale=None):
     """One SGD epoch over the ``n_samples`` rows, in place on the state arrays.
 
     ``order`` (int32 permutation of the rows, shuffled in place first when
     ``shuffle``); ``w`` the weights, ``avg_sum`` the ``U`` of the averaged sum
     (length n_features when ``averaging``, else >= 1), ``l1_q`` the penalty
     received per weight (length n_features when ``l1_ratio > 0``, else >= 1),
-    ``state`` the 6 scalars documented in the module.  Returns
+    ``state`` the 6 scalars documented in the module.  ``scale`` (length 1):
+    the true weights are ``scale[0] * w``; the epoch starts from it and leaves
+    its scale there without folding it into ``w`` (call `sgd_fold` before
+    reading ``w``/``avg_sum``); None: start at 1 and fold at the end.  Returns
     ``(status, sum_loss)``: status 0 ok, 1 diverged (a non-finite score).
     """
     if ysign.shape[0] != n_samples or weight.shape[0] != n_samples \
@@ -350,20 +360,25 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
             or state.shape[0] != N_STATE or n_samples < 1 or n_features < 1 \
             or (averaging and avg_sum.shape[0] != n_features) \
             or (l1_ratio > 0.0 and l1_q.shape[0] != n_features) \
-            or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1:
+            or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1 \
+            or (scale is not None and scale.shape[0] != 1):
         raise ValueError("sgd_epoch: inconsistent array shapes")
+    if scale is not None and not scale[0] > 0.0:
+        raise ValueError("sgd_epoch: scale must be positive")
     cdef Params P = make_params("sgd_epoch", loss, learning_rate, eta0, power_t, t0, alpha,
                                 l1_ratio, intercept_decay, fit_intercept, average_start)
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
     cdef Rng rng
     cdef int status
-    cdef double sum_loss = 0.0
+    cdef double sum_loss = 0.0, one = 1.0
+    cdef double* scale_ptr = &one if scale is None else &scale[0]
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:
             rng_shuffle32(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
-                           &l1_q[0], &state[0], averaging, compute_loss, &sum_loss)
+                           &l1_q[0], &state[0], averaging, compute_loss, &sum_loss,
+                           scale_ptr, scale is None)
     return status, sum_loss
 
 
@@ -398,10 +413,14 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                        const unsigned char* active, Py_ssize_t K, const double* weight,
                        const int* order, const Params* P, double* V, double* U, double* Q,
                        double* state, bint averaging, bint compute_loss,
-                       double* sum_loss, int* status, double* buf) noexcept nogil:
+                       double* sum_loss, int* status, double* buf, double* scale_io,
+                       bint fold) noexcept nogil:
     """One pass over the rows for the K problems; returns 1 when one diverged.
 
-    `state` is (K, N_STATE) row-major; `buf` has room for 13 K doubles."""
+    `state` is (K, N_STATE) row-major; `buf` has room for 13 K doubles.
+    Column k's true weights are ``scale_io[k]`` times it on entry and exit;
+    with `fold` every scale is folded into V at the end (and the weights are
+    checked to be finite), otherwise the scales are carried over."""
     cdef Py_ssize_t r, i, j, m, k, nnz, d = X.n_cols
     cdef const double* values
     cdef const int* ind
@@ -425,7 +444,7 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
     cdef int* stepped = <int*>(buf + 12 * K)              # (K,) problems with a step
     cdef bint l1 = P.l1 > 0.0, failed = False
     for k in range(K):
-        scale[k] = 1.0
+        scale[k] = scale_io[k]
         t[k] = state[k * N_STATE + S_T]
         b[k] = state[k * N_STATE + S_INTERCEPT]
         avg_a[k] = state[k * N_STATE + S_AVG_A]
@@ -572,13 +591,17 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
             t[k] += 1.0
     for k in range(K):
         acc[k] = 0.0
-    for j in range(d):                                        # fold every scale into V
-        row = V + j * K
+    if fold:
+        for j in range(d):                                    # fold every scale into V
+            row = V + j * K
+            for k in range(K):
+                row[k] *= scale[k]
+                acc[k] += row[k] * 0.0                        # NaN once a weight is not finite
         for k in range(K):
-            row[k] *= scale[k]
-            acc[k] += row[k] * 0.0                            # NaN once a weight is not finite
+            avg_a[k] /= scale[k]
+            scale[k] = 1.0
     for k in range(K):
-        avg_a[k] /= scale[k]
+        scale_io[k] = scale[k]
         if not isfinite(b[k]) or not isfinite(avg_a[k]) or acc[k] != 0.0:
             status[k] = 1
             failed = True
@@ -599,7 +622,7 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
                   double l1_ratio, double intercept_decay, bint fit_intercept,
                   bint averaging, double average_start, double[:, ::1] V,
                   double[:, ::1] avg_sum, double[:, ::1] l1_q, double[:, ::1] state,
-                  bint compute_loss):
+                  bint compute_loss, double[::1] scale=None):
     """One SGD epoch of K one-vs-rest problems in one pass over the rows.
 
     Problem k separates the rows with ``codes == positive[k]`` (+1) from the
@@ -607,7 +630,9 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
     ``avg_sum`` and ``l1_q`` likewise (shape (n_features, K) when averaging /
     ``l1_ratio > 0``, else (1, K)), ``state`` (K, 6) its scalars (as
     `sgd_epoch`), ``active`` (K,) which problems take steps.  ``codes`` must
-    be int32 in ``[0, n_classes)`` (the caller checks).  Returns
+    be int32 in ``[0, n_classes)`` (the caller checks).  ``scale`` (K,): as in
+    `sgd_epoch`, per problem (carried without folding; `sgd_fold` folds);
+    None: start at 1 and fold at the end.  Returns
     ``(status (K,) int32, sum_loss (K,))``: status 1 where a problem diverged
     (a non-finite score, intercept or weight; the epoch stops at the first
     non-finite score).
@@ -621,8 +646,11 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
             or avg_sum.shape[1] != K or l1_q.shape[1] != K \
             or avg_sum.shape[0] != (n_features if averaging else avg_sum.shape[0]) \
             or l1_q.shape[0] != (n_features if l1_ratio > 0.0 else l1_q.shape[0]) \
-            or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1:
+            or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1 \
+            or (scale is not None and scale.shape[0] != K):
         raise ValueError("sgd_epoch_ovr: inconsistent array shapes")
+    if scale is not None and not np.all(np.asarray(scale) > 0.0):
+        raise ValueError("sgd_epoch_ovr: scale must be positive")
     cdef Params P = make_params("sgd_epoch_ovr", loss, learning_rate, eta0, power_t, t0, alpha,
                                 l1_ratio, intercept_decay, fit_intercept, average_start)
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
@@ -631,6 +659,9 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
     sum_loss = np.zeros(K)
     cdef int[::1] status_v = status
     cdef double[::1] loss_v = sum_loss
+    cdef bint fold = scale is None
+    scale_arr = np.ones(K) if scale is None else None
+    cdef double[::1] scale_v = scale_arr if scale is None else scale
     cdef double* buf = <double*>malloc(13 * K * sizeof(double))
     if buf == NULL:
         raise MemoryError()
@@ -642,7 +673,42 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
             run_epoch_ovr(&X, &codes[0], &positive[0], &active[0], K, &weight[0],
                           &order[0], &P, &V[0, 0], &avg_sum[0, 0], &l1_q[0, 0],
                           &state[0, 0], averaging, compute_loss, &loss_v[0],
-                          &status_v[0], buf)
+                          &status_v[0], buf, &scale_v[0], fold)
     finally:
         free(buf)
     return status, sum_loss
+
+
+def sgd_fold(double[:, ::1] V, double[:, ::1] state, double[::1] scale):
+    """Fold the carried scales of `sgd_epoch` / `sgd_epoch_ovr` into the weights.
+
+    ``V`` (n_features, K) holds problem k's stored weights in column k (a
+    binary problem's ``w`` as (n_features, 1)), ``state`` (K, 6) its scalars,
+    ``scale`` (K,) its scales: ``V[:, k] *= scale[k]``, the averaging factor
+    ``A_k /= scale[k]`` (the average is unchanged), ``scale[k] = 1``.
+    Returns status (K,) int32: 1 where a weight, the intercept or ``A_k`` is
+    not finite.
+    """
+    cdef Py_ssize_t d = V.shape[0], K = V.shape[1], j, k
+    if state.shape[0] != K or state.shape[1] != N_STATE or scale.shape[0] != K or K < 1:
+        raise ValueError("sgd_fold: inconsistent array shapes")
+    if not np.all(np.asarray(scale) > 0.0):
+        raise ValueError("sgd_fold: scale must be positive")
+    status = np.zeros(K, dtype=np.int32)
+    acc_arr = np.zeros(K)
+    cdef int[::1] st = status
+    cdef double[::1] acc = acc_arr
+    cdef double* row
+    with nogil:
+        for j in range(d):
+            row = &V[j, 0]
+            for k in range(K):
+                row[k] *= scale[k]
+                acc[k] += row[k] * 0.0                        # NaN once a weight is not finite
+        for k in range(K):
+            state[k, S_AVG_A] /= scale[k]
+            scale[k] = 1.0
+            if acc[k] != 0.0 or not isfinite(state[k, S_INTERCEPT]) \
+                    or not isfinite(state[k, S_AVG_A]):
+                st[k] = 1
+    return status

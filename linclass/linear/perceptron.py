@@ -167,7 +167,10 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self
         """
         self._check_params()
-        X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        # the kernel's sums and updates do not depend on the order of a row's
+        # entries: unsorted CSR rows are used as they are (no copy)
+        X, classes, codes, sample_weight = check_classification_data(
+            X, y, sample_weight, accept_unsorted=True)
         check_no_overflow(X, self)
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
         keep = (self.warm_start and hasattr(self, "_W") and hasattr(self, "classes_")
@@ -207,7 +210,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         first = not hasattr(self, "classes_")
         classes = check_partial_fit_classes(classes, getattr(self, "classes_", None))
-        X = check_X(X)
+        X = check_X(X, accept_unsorted=True)
         y = check_target(y, X.shape[0])
         if not first:
             check_n_features(X, self.n_features_in_, owner=self)

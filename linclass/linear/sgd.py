@@ -488,17 +488,25 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             order = np.arange(n_samples, dtype=np.int32)
             stop = stopper(p) if tol is not None else None
             epochs = 0
+            # the weight scale is carried from epoch to epoch and folded into w
+            # once at the end (and every epoch when early stopping reads w)
+            scale = np.ones(1)
+
+            def fold():
+                return _sgd.sgd_fold(state.w.reshape(-1, 1), state.scalars.reshape(1, -1),
+                                     scale)[0] != 0
             for epoch in range(n_epochs):
                 status, sum_loss = _sgd.sgd_epoch(
                     **common, ysign=ysign, order=order, seed=int(seeds[epoch]),
                     w=state.w, avg_sum=state.avg_sum, l1_q=state.l1_q,
-                    state=state.scalars)
+                    state=state.scalars, scale=scale)
                 epochs += 1
-                if status != 0 or not np.isfinite(state.w).all():
+                if status != 0 or (early and fold()):
+                    fold()
                     return [(epochs, False, True)]
                 if stop is not None and stop(sum_loss, lambda: state.coef(averaging)):
-                    return [(epochs, True, False)]
-            return [(epochs, tol is None, False)]
+                    return [(epochs, True, fold())]
+            return [(epochs, tol is None, fold())]
 
         def solve_block(block):
             """The one-vs-rest problems of one block, fused in one pass per epoch."""
@@ -508,14 +516,21 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             stops = [stopper(int(p)) for p in block.positive] if tol is not None else None
             out = [[0, tol is None, False] for _ in range(K)]
             codes32 = np.ascontiguousarray(codes, dtype=np.int32)
+            # the K weight scales are carried from epoch to epoch (one pass over
+            # V per epoch saved) and folded in once at the end, and every epoch
+            # when early stopping reads the weights
+            scale = np.ones(K)
             for epoch in range(n_epochs):
                 status, sum_loss = _sgd.sgd_epoch_ovr(
                     **common, codes=codes32, positive=block.positive, active=active,
                     order=order, seed=int(seeds[epoch]), V=block.V,
-                    avg_sum=block.avg_sum, l1_q=block.l1_q, state=block.scalars)
+                    avg_sum=block.avg_sum, l1_q=block.l1_q, state=block.scalars,
+                    scale=scale)
                 for k in np.flatnonzero(active):
                     out[k][0] += 1
-                if status.any():             # (the kernel also checks every weight)
+                if early:
+                    status = status | _sgd.sgd_fold(block.V, block.scalars, scale)
+                if status.any():
                     for k in range(K):
                         out[k][2] = bool(status[k])
                     break
@@ -527,6 +542,9 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                         out[k][1] = True
                 if not active.any():
                     break
+            final = _sgd.sgd_fold(block.V, block.scalars, scale)   # also checks the weights
+            for k in range(K):
+                out[k][2] = bool(out[k][2] or final[k])
             return [tuple(r) for r in out]
 
         if n_classes == 2:
@@ -602,7 +620,10 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             Multiplies each example's loss (and step).
         """
         self._check_params()
-        X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        # the epoch kernels' sums and updates do not depend on the order of a
+        # row's entries: unsorted CSR rows are used as they are (no copy)
+        X, classes, codes, sample_weight = check_classification_data(
+            X, y, sample_weight, accept_unsorted=True)
         weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
         n_features = X.shape[1]
         keep = (self.warm_start and getattr(self, "_states", None) is not None
@@ -644,7 +665,7 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         first = not hasattr(self, "classes_")
         classes = check_partial_fit_classes(classes, getattr(self, "classes_", None))
-        X = check_X(X)
+        X = check_X(X, accept_unsorted=True)
         if X.shape[0] == 0:
             raise ValueError("X has 0 samples; partial_fit needs at least one")
         y = check_target(y, X.shape[0])

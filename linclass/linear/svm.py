@@ -26,7 +26,8 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._core import _coordinate_descent, _linear_svm
-from ._common import LinearDecisionMixin, map_threads
+from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
+from .sgd import _transpose
 from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
 from .._validation import check_positive, check_random_state
 from ..base import BaseEstimator, ClassifierMixin
@@ -41,6 +42,9 @@ _SOLVERS = ("dual_cd", "pegasos")
 _NEWTON_AFTER_PASSES = 50
 #: the Newton finish stops at ||g|| <= _NEWTON_RTOL_FACTOR * tol * ||g(0)||
 _NEWTON_RTOL_FACTOR = 0.01
+#: one-vs-rest squared hinge by the fused kernel (_linear_svm.dual_cd_svc_ovr);
+#: False: one dual_cd_svc run per problem (the same optimum, another permutation)
+_FUSED_OVR = True
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -51,7 +55,10 @@ def svm_dual_objective(w, alpha, cost, loss):
     the bias weight.  This is the value LIBLINEAR prints as "Objective value".
     """
     alpha = np.asarray(alpha, dtype=np.float64)
-    value = 0.5 * float(w @ w) - float(alpha.sum())
+    w = np.asarray(w, dtype=np.float64)
+    # a plain sum of squares, not BLAS's ddot: its threads would compete with
+    # the caller's (and with n_jobs) for nothing on one vector
+    value = 0.5 * float(np.square(w).sum()) - float(alpha.sum())
     if loss == "squared_hinge":
         pos = cost > 0
         value += 0.5 * float(np.sum(alpha[pos] ** 2 * (0.5 / cost[pos])))
@@ -153,7 +160,13 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     random_state : None, int or numpy Generator/RandomState
         Order of the coordinates / examples.
     n_jobs : None or int, default=None
-        Threads for the one-vs-rest problems (-1: all CPUs).
+        Threads for the one-vs-rest problems (-1: all CPUs).  With
+        ``dual_cd`` and the squared hinge the problems are split into
+        ``n_jobs`` blocks, each solved
+        by the fused one-vs-rest kernel (one pass over the rows advances every
+        problem of the block; a problem still running after 50 passes goes on
+        alone); the permutation of each pass comes from ``random_state`` only,
+        so the model is the same for every ``n_jobs``.
     verbose : int, default=0
         > 0: one progress line per binary problem when it is solved (passes,
         projected-gradient spread and dual objective for ``dual_cd``; steps
@@ -278,7 +291,11 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self._check_params()
         if self.multi_class == "crammer_singer":
             return self._fit_crammer_singer(X, y, sample_weight)
-        X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
+        # dual CD, the Newton finish and Pegasos read rows through order-independent
+        # sums and updates (duplicates are still summed): unsorted CSR rows are
+        # used as they are; the penalty="l1" path sorts its own column copy
+        X, classes, codes, sample_weight = check_classification_data(
+            X, y, sample_weight, accept_unsorted=True)
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight) \
             * float(self.C)
         n_samples, n_features = X.shape
@@ -301,51 +318,75 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                                              np.zeros_like(self.intercept_))[:, None]])
         prev_t = getattr(self, "_pegasos_steps", None) if warm else None
 
+        max_iter = int(self.max_iter)
+        newton = self.loss == "squared_hinge" and max_iter > _NEWTON_AFTER_PASSES
+        dual_passes = _NEWTON_AFTER_PASSES if newton else max_iter
+
+        def ysign_of(p):
+            return np.where(codes == (1 if n_problems == 1 else p), 1.0, -1.0)
+
+        def finish(p, ysign, w, alpha, n_iter, violation):
+            """Problem p after its dual passes: the Newton finish when the squared
+            hinge has not converged; the tuple the solvers return."""
+            converged = violation <= float(self.tol)
+            w_dual = w
+            if self.verbose and not (newton and not converged):
+                print("LinearSVC dual_cd problem %d/%d: %d passes, projected-gradient "
+                      "spread %.3g (tol %g), dual objective %.10g"
+                      % (p + 1, n_problems, n_iter, violation, self.tol,
+                         svm_dual_objective(w, alpha, cost, self.loss)))
+            if newton and not converged:
+                spread = violation
+                # the dual stalls: finish with the primal Newton method from its w
+                n_newton, n_cg, violation = _linear_svm.l2svm_newton(
+                    **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
+                    cost=cost, bias=bias, w=w, alpha=alpha,
+                    tol=_NEWTON_RTOL_FACTOR * float(self.tol),
+                    max_iter=max_iter - n_iter)
+                n_dual = n_iter
+                n_iter += n_newton
+                converged = violation <= _NEWTON_RTOL_FACTOR * float(self.tol)
+                u = alpha * ysign                    # w(alpha) for the dual objective
+                w_dual = np.append(np.asarray(X.T @ u).ravel(), bias * u.sum())
+                if self.verbose:
+                    print("LinearSVC dual_cd problem %d/%d: %d passes (%d dual, spread "
+                          "%.3g > tol %g, then %d primal Newton iterations, %d CG steps, "
+                          "||g|| / ||g(0)|| %.3g), dual objective %.10g"
+                          % (p + 1, n_problems, n_iter, n_dual, spread, self.tol,
+                             n_newton, n_cg, violation,
+                             svm_dual_objective(w_dual, alpha, cost, self.loss)))
+            return w, alpha, n_iter, violation, 0.0, converged, w_dual
+
+        def solve_block(problems):
+            """One-vs-rest problems ``problems`` by the fused kernel (one pass over
+            the rows advances all of them; see ``_linear_svm.dual_cd_svc_ovr``)."""
+            K = len(problems)
+            alpha = (np.ascontiguousarray(prev_alpha[problems]) if prev_alpha is not None
+                     else np.zeros((K, n_samples)))
+            W_block = np.zeros((n_features + 1, K))
+            n_iter, violation = _linear_svm.dual_cd_svc_ovr(
+                **rows, n_samples=n_samples, n_features=n_features, codes=codes,
+                positive=np.asarray(problems, dtype=np.int32), cost=cost,
+                loss=_LOSSES[self.loss], bias=bias, W=W_block, alpha=alpha,
+                tol=float(self.tol), max_iter=dual_passes,
+                shrinking=bool(self.shrinking), seed=seeds[0])
+            W_rows = _transpose(W_block)         # (K, n_features + 1), one pass
+            return [finish(int(p), ysign_of(int(p)), W_rows[k], alpha[k].copy(),
+                           int(n_iter[k]), float(violation[k]))
+                    for k, p in enumerate(problems)]
+
         def solve(p):
-            if n_problems == 1:
-                ysign = np.where(codes == 1, 1.0, -1.0)
-            else:
-                ysign = np.where(codes == p, 1.0, -1.0)
+            ysign = ysign_of(p)
             if self.solver == "dual_cd":
                 alpha = (prev_alpha[p].copy() if prev_alpha is not None
                          else np.zeros(n_samples))
                 w = np.zeros(n_features + 1)
-                max_iter = int(self.max_iter)
-                newton = self.loss == "squared_hinge" and max_iter > _NEWTON_AFTER_PASSES
                 n_iter, violation = _linear_svm.dual_cd_svc(
                     **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
-                    tol=float(self.tol),
-                    max_iter=_NEWTON_AFTER_PASSES if newton else max_iter,
+                    tol=float(self.tol), max_iter=dual_passes,
                     shrinking=bool(self.shrinking), seed=seeds[p])
-                converged = violation <= float(self.tol)
-                w_dual = w
-                if self.verbose and not (newton and not converged):
-                    print("LinearSVC dual_cd problem %d/%d: %d passes, projected-gradient "
-                          "spread %.3g (tol %g), dual objective %.10g"
-                          % (p + 1, n_problems, n_iter, violation, self.tol,
-                             svm_dual_objective(w, alpha, cost, self.loss)))
-                if newton and not converged:
-                    spread = violation
-                    # the dual stalls: finish with the primal Newton method from its w
-                    n_newton, n_cg, violation = _linear_svm.l2svm_newton(
-                        **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
-                        cost=cost, bias=bias, w=w, alpha=alpha,
-                        tol=_NEWTON_RTOL_FACTOR * float(self.tol),
-                        max_iter=max_iter - n_iter)
-                    n_dual = n_iter
-                    n_iter += n_newton
-                    converged = violation <= _NEWTON_RTOL_FACTOR * float(self.tol)
-                    u = alpha * ysign                    # w(alpha) for the dual objective
-                    w_dual = np.append(np.asarray(X.T @ u).ravel(), bias * u.sum())
-                    if self.verbose:
-                        print("LinearSVC dual_cd problem %d/%d: %d passes (%d dual, spread "
-                              "%.3g > tol %g, then %d primal Newton iterations, %d CG steps, "
-                              "||g|| / ||g(0)|| %.3g), dual objective %.10g"
-                              % (p + 1, n_problems, n_iter, n_dual, spread, self.tol,
-                                 n_newton, n_cg, violation,
-                                 svm_dual_objective(w_dual, alpha, cost, self.loss)))
-                return w, alpha, n_iter, violation, 0.0, converged, w_dual
+                return finish(p, ysign, w, alpha, n_iter, violation)
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0
             lam = 1.0 / (float(self.C) * n_samples)
@@ -360,7 +401,15 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                       % (p + 1, n_problems, int(self.max_iter), int(t)))
             return w, None, int(self.max_iter), 0.0, t, True, None
 
-        results = map_threads(solve, range(n_problems), self.n_jobs)
+        if (_FUSED_OVR and self.solver == "dual_cd" and n_problems > 1
+                and self.loss == "squared_hinge"):
+            # (the hinge's problems mostly run for hundreds of passes, alone after
+            # the fused passes: measured no faster fused, so they stay separate)
+            groups = np.array_split(np.arange(n_problems), resolve_n_jobs(self.n_jobs,
+                                                                          n_problems))
+            results = [r for rs in map_threads(solve_block, groups, self.n_jobs) for r in rs]
+        else:
+            results = map_threads(solve, range(n_problems), self.n_jobs)
         W = np.vstack([r[0] for r in results])
         self.classes_ = classes
         self.n_features_in_ = n_features
