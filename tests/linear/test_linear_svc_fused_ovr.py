@@ -38,6 +38,13 @@ def _kkt_spread(X, ysign, w, alpha, cost, loss):
     return PG.max() - PG.min()
 
 
+@pytest.fixture(autouse=True)
+def _fused_on(monkeypatch):
+    """The fused kernel is off by default (svm._FUSED_OVR); these tests exercise it."""
+    from linclass.linear import svm
+    monkeypatch.setattr(svm, "_FUSED_OVR", True)
+
+
 @pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("shrinking", [True, False])
