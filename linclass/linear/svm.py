@@ -26,8 +26,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._core import _coordinate_descent, _linear_svm
-from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
-from .sgd import _transpose
+from ._common import LinearDecisionMixin, map_threads
 from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
 from .._validation import check_positive, check_random_state
 from ..base import BaseEstimator, ClassifierMixin
@@ -42,12 +41,6 @@ _SOLVERS = ("dual_cd", "pegasos")
 _NEWTON_AFTER_PASSES = 50
 #: the Newton finish stops at ||g|| <= _NEWTON_RTOL_FACTOR * tol * ||g(0)||
 _NEWTON_RTOL_FACTOR = 0.01
-#: one-vs-rest squared hinge by the fused kernel (_linear_svm.dual_cd_svc_ovr);
-#: False (the default): one dual_cd_svc run per problem (the same optimum,
-#: another permutation).  Off because it measured slower on a quiet machine:
-#: 20NG quick tf-idf (3000 docs, 20 classes), median of 5 paired fits,
-#: 0.615 s fused vs 0.546 s separate (n_jobs=2: 0.384 vs 0.219 s)
-_FUSED_OVR = False
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -163,13 +156,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     random_state : None, int or numpy Generator/RandomState
         Order of the coordinates / examples.
     n_jobs : None or int, default=None
-        Threads for the one-vs-rest problems (-1: all CPUs).  With
-        ``dual_cd`` and the squared hinge the problems are split into
-        ``n_jobs`` blocks, each solved
-        by the fused one-vs-rest kernel (one pass over the rows advances every
-        problem of the block; a problem still running after 50 passes goes on
-        alone); the permutation of each pass comes from ``random_state`` only,
-        so the model is the same for every ``n_jobs``.
+        Threads for the one-vs-rest problems (-1: all CPUs); each problem is
+        seeded by ``random_state`` and its class alone, so the model is the
+        same for every ``n_jobs``.
     verbose : int, default=0
         > 0: one progress line per binary problem when it is solved (passes,
         projected-gradient spread and dual objective for ``dual_cd``; steps
@@ -360,24 +349,6 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                              svm_dual_objective(w_dual, alpha, cost, self.loss)))
             return w, alpha, n_iter, violation, 0.0, converged, w_dual
 
-        def solve_block(problems):
-            """One-vs-rest problems ``problems`` by the fused kernel (one pass over
-            the rows advances all of them; see ``_linear_svm.dual_cd_svc_ovr``)."""
-            K = len(problems)
-            alpha = (np.ascontiguousarray(prev_alpha[problems]) if prev_alpha is not None
-                     else np.zeros((K, n_samples)))
-            W_block = np.zeros((n_features + 1, K))
-            n_iter, violation = _linear_svm.dual_cd_svc_ovr(
-                **rows, n_samples=n_samples, n_features=n_features, codes=codes,
-                positive=np.asarray(problems, dtype=np.int32), cost=cost,
-                loss=_LOSSES[self.loss], bias=bias, W=W_block, alpha=alpha,
-                tol=float(self.tol), max_iter=dual_passes,
-                shrinking=bool(self.shrinking), seed=seeds[0])
-            W_rows = _transpose(W_block)         # (K, n_features + 1), one pass
-            return [finish(int(p), ysign_of(int(p)), W_rows[k], alpha[k].copy(),
-                           int(n_iter[k]), float(violation[k]))
-                    for k, p in enumerate(problems)]
-
         def solve(p):
             ysign = ysign_of(p)
             if self.solver == "dual_cd":
@@ -404,15 +375,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                       % (p + 1, n_problems, int(self.max_iter), int(t)))
             return w, None, int(self.max_iter), 0.0, t, True, None
 
-        if (_FUSED_OVR and self.solver == "dual_cd" and n_problems > 1
-                and self.loss == "squared_hinge"):
-            # (the hinge's problems mostly run for hundreds of passes, alone after
-            # the fused passes: measured no faster fused, so they stay separate)
-            groups = np.array_split(np.arange(n_problems), resolve_n_jobs(self.n_jobs,
-                                                                          n_problems))
-            results = [r for rs in map_threads(solve_block, groups, self.n_jobs) for r in rs]
-        else:
-            results = map_threads(solve, range(n_problems), self.n_jobs)
+        results = map_threads(solve, range(n_problems), self.n_jobs)
         W = np.vstack([r[0] for r in results])
         self.classes_ = classes
         self.n_features_in_ = n_features

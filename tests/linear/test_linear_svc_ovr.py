@@ -1,18 +1,13 @@
-"""The fused one-vs-rest dual coordinate descent of LinearSVC
-(``_linear_svm.dual_cd_svc_ovr``): problem k is solved to the optimum of
-"class k against the rest" (the binary solver's dual objective and KKT
-conditions), including the problems that go on alone after the fused passes
-and the squared-hinge Newton finish; its iterates do not depend on which
-other problems share its block (bit for bit), so every n_jobs gives the same
-model; warm starts and zero costs behave as in the binary solver."""
+"""One-vs-rest dual coordinate descent of LinearSVC: problem k is solved to the
+optimum of "class k against the rest" (the binary solver's dual objective and
+KKT conditions), including the squared-hinge Newton finish; every n_jobs gives
+the same model; warm starts and zero costs behave as in the binary solver."""
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linclass._core import _linear_svm
-from linclass._validation import kernel_rows
 from linclass.linear.svm import LinearSVC, svm_dual_objective
 
 
@@ -38,17 +33,10 @@ def _kkt_spread(X, ysign, w, alpha, cost, loss):
     return PG.max() - PG.min()
 
 
-@pytest.fixture(autouse=True)
-def _fused_on(monkeypatch):
-    """The fused kernel is off by default (svm._FUSED_OVR); these tests exercise it."""
-    from linclass.linear import svm
-    monkeypatch.setattr(svm, "_FUSED_OVR", True)
-
-
 @pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("shrinking", [True, False])
-def test_fused_ovr_reaches_each_binary_optimum(loss, sparse, shrinking):
+def test_ovr_reaches_each_binary_optimum(loss, sparse, shrinking):
     X, y = _blobs(seed=1)
     Xf = sp.csr_matrix(X) if sparse else X
     C = 2.0
@@ -73,7 +61,7 @@ def test_fused_ovr_reaches_each_binary_optimum(loss, sparse, shrinking):
             <= 1e-7 * abs(ref.dual_objective_[0])
 
 
-def test_fused_ovr_matches_liblinear_one_vs_rest():
+def test_ovr_matches_liblinear_one_vs_rest():
     skl = pytest.importorskip("sklearn.svm")
     X, y = _blobs(n=300, seed=2)
     for loss in ("squared_hinge", "hinge"):
@@ -86,42 +74,7 @@ def test_fused_ovr_matches_liblinear_one_vs_rest():
         np.testing.assert_array_equal(ours.predict(X), peer.predict(X))
 
 
-def test_fused_kernel_problem_independent_of_its_block():
-    """Problem k alone, in a block of 2 and in the block of all 5 gives the same
-    bits (shared permutation per pass; same summation order), also for the
-    problems that go on alone after the fused passes (hinge, large C)."""
-    X, y = _blobs(n=200, seed=3, spread=4.0)
-    Xs = sp.csr_matrix(X)
-    rows = kernel_rows(Xs)
-    n, d = X.shape
-    codes = y.astype(np.int32)
-    for loss, C in ((1, 50.0), (2, 1.0)):
-        cost = np.full(n, C)
-
-        def run(problems):
-            K = len(problems)
-            W, A = np.zeros((d + 1, K)), np.zeros((K, n))
-            it, viol = _linear_svm.dual_cd_svc_ovr(
-                **rows, n_samples=n, n_features=d, codes=codes,
-                positive=np.asarray(problems, dtype=np.int32), cost=cost, loss=loss,
-                bias=1.0, W=W, alpha=A, tol=1e-6, max_iter=3000, shrinking=True, seed=11)
-            return W, A, it, viol
-        W_all, A_all, it_all, viol_all = run([0, 1, 2, 3, 4])
-        if loss == 1:
-            assert it_all.max() > 50          # some problem ran alone after the fused passes
-        for k in range(5):
-            W1, A1, it1, _ = run([k])
-            np.testing.assert_array_equal(W1[:, 0], W_all[:, k])
-            np.testing.assert_array_equal(A1[0], A_all[k])
-            assert it1[0] == it_all[k]
-        W2, A2, _, _ = run([3, 1])
-        np.testing.assert_array_equal(W2[:, 0], W_all[:, 3])
-        np.testing.assert_array_equal(A2[1], A_all[1])
-        if loss == 2:
-            assert np.all(viol_all <= 1e-6)
-
-
-def test_fused_ovr_n_jobs_newton_finish_and_warm_start():
+def test_ovr_n_jobs_newton_finish_and_warm_start():
     X, y = _blobs(n=260, seed=4, spread=5.0)
     Xs = sp.csr_matrix(X)
     with warnings.catch_warnings():
@@ -151,7 +104,7 @@ def test_fused_ovr_n_jobs_newton_finish_and_warm_start():
     np.testing.assert_allclose(c.dual_objective_, first, rtol=1e-6)
 
 
-def test_fused_ovr_zero_cost_samples_are_left_out():
+def test_ovr_zero_cost_samples_are_left_out():
     X, y = _blobs(n=150, seed=6)
     sw = np.ones(len(y))
     sw[::3] = 0.0
@@ -164,13 +117,3 @@ def test_fused_ovr_zero_cost_samples_are_left_out():
     w = np.append(a.coef_[0], a.intercept_[0])
     assert np.isfinite(svm_dual_objective(w, a.dual_coef_[0], np.full(len(y), 1.0),
                                           "squared_hinge"))
-
-
-def test_fused_and_separate_one_vs_rest_reach_the_same_optimum(monkeypatch):
-    from linclass.linear import svm
-    X, y = _blobs(n=200, seed=8)
-    fused = LinearSVC(tol=1e-8, max_iter=5000, random_state=0).fit(X, y)
-    monkeypatch.setattr(svm, "_FUSED_OVR", False)
-    separate = LinearSVC(tol=1e-8, max_iter=5000, random_state=0).fit(X, y)
-    np.testing.assert_allclose(fused.dual_objective_, separate.dual_objective_, rtol=1e-8)
-    np.testing.assert_allclose(fused.coef_, separate.coef_, rtol=1e-5, atol=1e-7)
