@@ -168,9 +168,13 @@ def test_defaults_on_a9a_match_liblinear():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         ours = LinearSVC(penalty="l1", dual=False, random_state=0).fit(X, y)
-    w_ll = _liblinear_w(X, np.where(y == 1, 1, -1), "-s 5 -c 1 -B 1 -e 1e-4")
+    # liblinear shuffles with the C library's global rand(), so its objective at
+    # its default tolerance (-e 1e-4) depends on what ran earlier in the process
+    # (2529.3 to 2532.3 here); compare with its tight solution instead, which is
+    # the optimum to ~1e-6 whatever the shuffle
+    w_ll = _liblinear_w(X, np.where(y == 1, 1, -1), "-s 5 -c 1 -B 1 -e 1e-7")
     ll_obj = l1_svm_objective(X, np.where(y == 1, 1.0, -1.0), w_ll, 1.0, np.ones(len(y)))
-    assert abs(ours.objective_[0] - ll_obj) <= 1e-3 * ll_obj
+    assert ll_obj * (1 - 1e-5) <= ours.objective_[0] <= ll_obj * (1 + 1e-3)
     acc_ll = np.mean(np.where(Xt @ w_ll[:-1] + w_ll[-1] > 0, 1, -1) == yt)
     assert abs(ours.score(Xt, yt) - acc_ll) < 0.005
     assert 0 < np.count_nonzero(ours.coef_) < X.shape[1]
