@@ -218,3 +218,21 @@ def sparse_gram(const double[::1] data, const int[::1] indices, const int[::1] i
     G += G.T
     G[np.diag_indices_from(G)] = diag
     return G
+
+
+def centred_float32(const double[:, ::1] X, const double[::1] mu, const double[::1] v):
+    """``float32(diag(v) (X - 1 mu^T))`` in one pass over ``X`` (the float32 copy the
+    mixed-precision ridge solver forms its Gram matrix from: centring before the
+    rounding keeps the column means out of the float32 products)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    if mu.shape[0] != d or v.shape[0] != n:
+        raise ValueError("centred_float32: inconsistent array shapes")
+    out = np.empty((n, d), dtype=np.float32)
+    cdef float[:, ::1] o = out
+    cdef double vi
+    with nogil:
+        for i in range(n):
+            vi = v[i]
+            for j in range(d):
+                o[i, j] = <float>(vi * (X[i, j] - mu[j]))
+    return out
