@@ -292,7 +292,8 @@ def _solve_mixed(op, Yt, alpha, max_steps=10):
     X = np.ascontiguousarray(op.X, dtype=np.float64)
     A = _ridge.centred_float32(X, np.ascontiguousarray(op.mu, dtype=np.float64),
                                np.ascontiguousarray(op.v, dtype=np.float64))
-    G = (A.T @ A).astype(np.float64)                   # numpy calls ssyrk for A.T @ A
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = (A.T @ A).astype(np.float64)               # numpy calls ssyrk for A.T @ A
     del A
     if not np.isfinite(G).all():
         return None
@@ -313,10 +314,11 @@ def _solve_mixed(op, Yt, alpha, max_steps=10):
         step = float(np.max(np.abs(dW)))
         if not np.isfinite(step):
             return None
-        ratio = step / previous                        # the contraction factor
+        # the contraction factor (unknown after the first correction)
+        ratio = step / previous if np.isfinite(previous) and previous > 0 else 1.0
         if step <= 1e-14 * size or (ratio < 0.1 and step * ratio <= 1e-15 * size):
             return W                     # the next correction would be below 1e-15
-        if ratio > 0.5:
+        if ratio > 0.5 and np.isfinite(previous):
             return W if step <= 1e-9 * size else None
         previous = step
     return None
