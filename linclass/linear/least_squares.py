@@ -16,6 +16,10 @@ Hoerl & Kennard (1970), "Ridge regression: biased estimation for
 nonorthogonal problems", Technometrics 12.
 Hestenes & Stiefel (1952), "Methods of conjugate gradients for solving linear
 systems" (the sparse ridge path).
+Higham (2002), *Accuracy and Stability of Numerical Algorithms*, 2nd ed., ch. 12;
+Carson & Higham (2018), "Accelerating the solution of linear systems by
+iterative refinement in three precisions", SIAM J. Sci. Comput. 40 (the
+mixed-precision dense ridge path).
 Tibshirani (1996), "Regression shrinkage and selection via the lasso";
 Friedman, Hastie & Tibshirani (2010), "Regularization paths for generalized
 linear models via coordinate descent", J. Stat. Softw. 33.
@@ -652,9 +656,13 @@ class RidgeClassifier(_LeastSquaresBase):
         features than samples.  ``"cg"``: conjugate gradients on the normal
         equations with the centring applied implicitly (sparse ``X`` stays
         sparse), all target columns at once.  ``"auto"``: Cholesky on the
-        smaller side of ``X`` for dense input; for sparse input the
+        smaller side of ``X`` for dense input -- in mixed precision (float32
+        Gram matrix, float64 factor, refined against the float64 data to the
+        accuracy of the float64 Cholesky; falls back to it when the refinement
+        does not converge) when ``n_samples >= n_features >= 200`` and there are
+        at most ``n_features / 50`` target columns; for sparse input the
         ``n_features``-side Gram matrix when ``n_features <= n_samples`` and
-        ``n_features <= SPARSE_GRAM_LIMIT`` (1000; one sparse product, ``X``
+        ``n_features <= SPARSE_GRAM_LIMIT`` (1000; one pass over the rows, ``X``
         never densified), CG otherwise (see :func:`ridge_solver`).
     tol : float, default=1e-6
         CG stops when every column's residual norm is <= tol * ||Xt^T Yt||
@@ -717,7 +725,9 @@ class LassoClassifier(_LeastSquaresBase):
     precompute : "auto", True or False, default="auto"
         Covariance updates on the centred Gram matrix (True, shared by all
         classes) or naive updates on the residual (False); "auto" chooses by
-        shape and sparsity, see :func:`lasso_updates`.  Same solution either way.
+        shape and sparsity (covariance for dense ``X`` with at most 100 features
+        per class, and for sparse ``X`` with few features and short rows, such
+        as a9a), see :func:`lasso_updates`.  Same solution either way.
 
     Attributes
     ----------

@@ -402,3 +402,19 @@ def test_lasso_dense_naive_overflow_check():
     for sw in (None, rng.uniform(0.5, 2.0, 300)):
         with pytest.raises(ValueError, match="overflow double precision"):
             Lasso(alpha=0.1).fit(X, y, sample_weight=sw)
+
+
+def test_ridge_classifier_dense_default_path_is_mixed_and_equals_sklearn():
+    from linclass.linear.least_squares import RidgeClassifier, ridge_solver
+    rng = np.random.default_rng(57)
+    X = rng.normal(size=(700, 230)) + rng.uniform(-3, 3, size=230)
+    y = rng.integers(0, 3, 700)
+    X[y == 1, :5] += 1.0
+    assert ridge_solver(X, "auto", n_targets=3) == "primal_mixed"
+    sw = rng.uniform(0.5, 2.0, 700)
+    ours = RidgeClassifier(alpha=1.5).fit(X, y, sample_weight=sw)
+    peer = skl.RidgeClassifier(alpha=1.5, solver="cholesky").fit(X, y, sample_weight=sw)
+    scale = np.abs(peer.coef_).max()
+    assert np.abs(ours.coef_ - peer.coef_).max() <= 1e-10 * scale
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-9, atol=1e-10)
+    np.testing.assert_array_equal(ours.predict(X), peer.predict(X))
