@@ -145,12 +145,14 @@ def test_lasso_dense_updates_equal_on_larger_problem(fit_intercept, weighted):
 def test_scaled_transpose():
     from linclass._core._coordinate_descent import scaled_transpose
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(70, 45))                      # not multiples of the tile
-    for v in (np.ones(70), rng.uniform(0.1, 2.0, size=70)):
-        sq = np.empty(45)
-        T = scaled_transpose(X, v, sq)
-        np.testing.assert_array_equal(T, (v[:, None] * X).T)
-        np.testing.assert_allclose(sq, ((v[:, None] * X) ** 2).sum(axis=0), rtol=1e-13)
+    for n, d in ((70, 45), (301, 260)):                # not multiples of the tile
+        X = rng.normal(size=(n, d))
+        for v in (np.ones(n), rng.uniform(0.1, 2.0, size=n)):
+            sq = np.empty(d)
+            T = scaled_transpose(X, v, sq)
+            np.testing.assert_array_equal(T, (v[:, None] * X).T)
+            np.testing.assert_allclose(sq, ((v[:, None] * X) ** 2).sum(axis=0), rtol=1e-13)
+    X = rng.normal(size=(70, 45))
     with pytest.raises(ValueError, match="shapes"):
         scaled_transpose(X, np.ones(3), np.empty(45))
 
