@@ -420,3 +420,18 @@ def test_ridge_classifier_dense_default_path_is_mixed_and_equals_sklearn():
     assert np.abs(ours.coef_ - peer.coef_).max() <= 1e-10 * scale
     np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-9, atol=1e-10)
     np.testing.assert_array_equal(ours.predict(X), peer.predict(X))
+
+
+def test_lasso_path_sparse_covariance_equals_naive_and_sklearn():
+    rng = np.random.default_rng(58)
+    X = sp.random(600, 30, density=0.2, format="csr", random_state=10)
+    y = X @ (rng.normal(size=30) * (rng.random(30) < 0.5)) + 0.05 * rng.normal(size=600)
+    from linclass.linear.least_squares import lasso_updates
+    assert lasso_updates(X) == "covariance"
+    alphas, cov, _, _ = lasso_path(X, y, n_alphas=8, tol=1e-10, max_iter=10000)
+    _, naive, _, _ = lasso_path(X, y, alphas=alphas, tol=1e-10, max_iter=10000,
+                                precompute=False)
+    np.testing.assert_allclose(cov, naive, rtol=1e-6, atol=1e-9)
+    Xc = X.toarray() - X.toarray().mean(axis=0)
+    _, peer, _ = skl.lasso_path(Xc, y - y.mean(), alphas=alphas, tol=1e-10, max_iter=10000)
+    np.testing.assert_allclose(cov, peer, rtol=1e-6, atol=1e-8)
