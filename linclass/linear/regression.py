@@ -196,8 +196,9 @@ class Lasso(_LinearRegressionBase):
         the residual (False).  "auto": covariance for dense ``X`` with
         ``n_samples >= n_features`` and at most 100 features per target column
         (2000 at most), and for sparse ``X`` with ``n_samples >= n_features``
-        when the Gram matrix (one pass over the rows) costs less than about
-        10 naive passes (few features, short rows: a9a, w8a); naive otherwise
+        when the Gram matrix (one pass over the rows) and 20 covariance passes
+        cost less than 20 naive passes (few features, short rows: a9a, w8a);
+        naive otherwise
         (see :func:`~linclass.linear.least_squares.lasso_updates`).
         Same solution either way.
 
