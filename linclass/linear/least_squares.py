@@ -59,11 +59,33 @@ class _CenteredOperator:
     def __init__(self, X, sw, fit_intercept):
         self.X = X
         self.v = np.sqrt(sw)
-        total = sw.sum()
-        if fit_intercept and total > 0:
-            self.mu = np.asarray(X.T @ sw).ravel() / total
+        self._sw = sw
+        self._fit_intercept = fit_intercept
+        self._mu = None
+
+    @property
+    def mu(self):
+        """The (weighted) column means ``X^T sw / sum(sw)`` (zeros without an
+        intercept), computed on first use unless :meth:`set_column_sums` gave them."""
+        if self._mu is None:
+            self.set_column_sums(None)
+        return self._mu
+
+    def set_column_sums(self, sums):
+        """Set ``mu`` from ``sums = X^T sw`` when a kernel computed them on the way
+        (``None``: compute them here, one product with ``X``)."""
+        total = self._sw.sum()
+        if self._fit_intercept and total > 0:
+            if sums is None:
+                sums = np.asarray(self.X.T @ self._sw).ravel()
+            self._mu = np.asarray(sums, dtype=np.float64) / total
         else:
-            self.mu = np.zeros(X.shape[1])
+            self._mu = np.zeros(self.X.shape[1])
+
+    @property
+    def needs_column_sums(self):
+        """Whether ``mu`` is still to be computed and is not zero."""
+        return self._mu is None and self._fit_intercept and self._sw.sum() > 0
 
     def matmat(self, P):
         """Xt @ P  (n_samples, k)"""
@@ -517,8 +539,11 @@ def lasso_design(op, precompute="auto", n_targets=1):
         return "covariance", np.ascontiguousarray(G)
     if not sp.issparse(op.X):
         sq = np.empty(op.X.shape[1])
+        sums = np.empty(op.X.shape[1]) if op.needs_column_sums else None
         XT = _coordinate_descent.scaled_transpose(
-            np.ascontiguousarray(op.X, dtype=np.float64), op.v, sq)
+            np.ascontiguousarray(op.X, dtype=np.float64), op.v, sq, sums)
+        if sums is not None:
+            op.set_column_sums(sums)              # mu from the copy: no product with X
         return "dense", (XT, sq)
     return "naive", lasso_columns(op)
 

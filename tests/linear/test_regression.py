@@ -148,10 +148,13 @@ def test_scaled_transpose():
     for n, d in ((70, 45), (301, 260)):                # not multiples of the tile
         X = rng.normal(size=(n, d))
         for v in (np.ones(n), rng.uniform(0.1, 2.0, size=n)):
-            sq = np.empty(d)
+            sq, sums = np.empty(d), np.empty(d)
             T = scaled_transpose(X, v, sq)
             np.testing.assert_array_equal(T, (v[:, None] * X).T)
             np.testing.assert_allclose(sq, ((v[:, None] * X) ** 2).sum(axis=0), rtol=1e-13)
+            T = scaled_transpose(X, v, sq, sums)
+            np.testing.assert_array_equal(T, (v[:, None] * X).T)
+            np.testing.assert_allclose(sums, X.T @ v ** 2, rtol=1e-12, atol=1e-12)
     X = rng.normal(size=(70, 45))
     with pytest.raises(ValueError, match="shapes"):
         scaled_transpose(X, np.ones(3), np.empty(45))
@@ -435,3 +438,17 @@ def test_lasso_path_sparse_covariance_equals_naive_and_sklearn():
     Xc = X.toarray() - X.toarray().mean(axis=0)
     _, peer, _ = skl.lasso_path(Xc, y - y.mean(), alphas=alphas, tol=1e-10, max_iter=10000)
     np.testing.assert_allclose(cov, peer, rtol=1e-6, atol=1e-8)
+
+
+def test_lasso_dense_design_gives_the_column_means():
+    from linclass.linear.least_squares import _CenteredOperator, lasso_design
+    rng = np.random.default_rng(59)
+    X = rng.normal(size=(300, 150)) + 2.0
+    for sw, fit_intercept in ((np.ones(300), True), (rng.uniform(0.5, 2, 300), True),
+                              (np.ones(300), False)):
+        op = _CenteredOperator(X, sw, fit_intercept)
+        assert op.needs_column_sums == fit_intercept
+        kind, _ = lasso_design(op)
+        assert kind == "dense" and not op.needs_column_sums
+        expected = sw @ X / sw.sum() if fit_intercept else np.zeros(150)
+        np.testing.assert_allclose(op.mu, expected, rtol=1e-12, atol=1e-13)
