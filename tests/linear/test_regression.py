@@ -452,3 +452,27 @@ def test_lasso_dense_design_gives_the_column_means():
         assert kind == "dense" and not op.needs_column_sums
         expected = sw @ X / sw.sum() if fit_intercept else np.zeros(150)
         np.testing.assert_allclose(op.mu, expected, rtol=1e-12, atol=1e-13)
+
+
+def test_defaults_on_a9a_equal_sklearn():
+    """Real data on the default paths: Ridge (one-pass sparse Gram), Lasso and
+    LassoClassifier (sparse covariance updates) on a9a's first 6000 rows."""
+    from linclass import datasets
+    from linclass.linear.least_squares import LassoClassifier, lasso_updates, ridge_solver
+    try:
+        X, y = datasets.load_libsvm_binary("a9a", "train")
+    except (FileNotFoundError, OSError) as err:
+        pytest.skip("a9a not available: %s" % err)
+    X, y = sp.csr_matrix(X)[:6000], np.asarray(y)[:6000]
+    t = np.where(y > 0, 1.0, -1.0)
+    assert ridge_solver(X, "auto") == "primal" and lasso_updates(X) == "covariance"
+    ours = Ridge(alpha=1.0).fit(X, t)
+    Xc = X.toarray() - X.toarray().mean(axis=0)
+    exact = np.linalg.solve(Xc.T @ Xc + np.eye(X.shape[1]), Xc.T @ (t - t.mean()))
+    np.testing.assert_allclose(ours.coef_, exact, rtol=1e-7, atol=1e-9)
+    peer = skl.Lasso(alpha=1e-3, tol=1e-8, max_iter=10000).fit(X, t)
+    lasso = Lasso(alpha=1e-3, tol=1e-8, max_iter=10000).fit(X, t)
+    clf = LassoClassifier(alpha=1e-3, tol=1e-8, max_iter=10000).fit(X, y)
+    for coef in (lasso.coef_, clf.coef_[0]):
+        np.testing.assert_allclose(coef, peer.coef_, rtol=1e-5, atol=1e-6)
+    assert clf.score(X, y) > 0.8
