@@ -185,3 +185,54 @@ def dual_to_primal(const double[::1] data, const int[::1] rows, const int[::1] c
                 for c in range(k):
                     w[j, c] += x * z[rows[p], c]
     return W
+
+
+def sparse_gram(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                Py_ssize_t n_cols, const double[::1] sw):
+    """``X^T diag(sw) X`` of a CSR matrix as a dense ``(n_cols, n_cols)`` array, in one
+    pass over the rows: for each row, every pair of its stored entries ``(a, b)``
+    (``a`` at or before ``b`` in the row) adds ``sw_i x_a x_b`` to ``G[col_a, col_b]``
+    (a dense accumulator: meant for few columns, where it stays in cache, against
+    scipy's sparse product that builds, sorts and converts a sparse result).
+    Each unordered pair lands in one triangle or the other depending on the order
+    of the row's entries; the result is folded into the full symmetric matrix."""
+    cdef Py_ssize_t n = sw.shape[0], i, p, q, end
+    if n_cols < 1 or n < 1 or indptr.shape[0] != n + 1 \
+            or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]:
+        raise ValueError("sparse_gram: inconsistent CSR arrays")
+    G = np.zeros((n_cols, n_cols))
+    cdef double[:, ::1] g = G
+    cdef double xa
+    cdef double* grow
+    with nogil:
+        for i in range(n):
+            if sw[i] == 0.0:
+                continue
+            end = indptr[i + 1]
+            for p in range(indptr[i], end):
+                xa = sw[i] * data[p]
+                grow = &g[indices[p], 0]
+                for q in range(p, end):
+                    grow[indices[q]] += xa * data[q]
+    diag = np.diag(G).copy()
+    G += G.T
+    G[np.diag_indices_from(G)] = diag
+    return G
+
+
+def centred_float32(const double[:, ::1] X, const double[::1] mu, const double[::1] v):
+    """``float32(diag(v) (X - 1 mu^T))`` in one pass over ``X`` (the float32 copy the
+    mixed-precision ridge solver forms its Gram matrix from: centring before the
+    rounding keeps the column means out of the float32 products)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    if mu.shape[0] != d or v.shape[0] != n:
+        raise ValueError("centred_float32: inconsistent array shapes")
+    out = np.empty((n, d), dtype=np.float32)
+    cdef float[:, ::1] o = out
+    cdef double vi
+    with nogil:
+        for i in range(n):
+            vi = v[i]
+            for j in range(d):
+                o[i, j] = <float>(vi * (X[i, j] - mu[j]))
+    return out

@@ -138,7 +138,9 @@ class Ridge(_LinearRegressionBase):
     alpha : float, default=1.0
         (> 0)
     solver : {"auto", "cholesky", "cg"}, default="auto"
-        As :class:`linclass.linear.least_squares.RidgeClassifier` (the same code).
+        As :class:`linclass.linear.least_squares.RidgeClassifier` (the same code;
+        "auto" on dense ``X`` with ``n_samples >= n_features >= 200``: the
+        mixed-precision Cholesky, "cholesky": always float64).
     tol : float, default=1e-6
         CG relative residual tolerance.
     max_iter : int or None, default=None
@@ -193,8 +195,11 @@ class Lasso(_LinearRegressionBase):
         "covariance" type, shared by all target columns) or naive updates on
         the residual (False).  "auto": covariance for dense ``X`` with
         ``n_samples >= n_features`` and at most 100 features per target column
-        (2000 at most), naive otherwise (see
-        :func:`~linclass.linear.least_squares.lasso_updates`).
+        (2000 at most), and for sparse ``X`` with ``n_samples >= n_features``
+        when the Gram matrix (one pass over the rows) and 20 covariance passes
+        cost less than 20 naive passes (few features, short rows: a9a, w8a);
+        naive otherwise
+        (see :func:`~linclass.linear.least_squares.lasso_updates`).
         Same solution either way.
 
     Attributes

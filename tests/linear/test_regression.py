@@ -145,12 +145,17 @@ def test_lasso_dense_updates_equal_on_larger_problem(fit_intercept, weighted):
 def test_scaled_transpose():
     from linclass._core._coordinate_descent import scaled_transpose
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(70, 45))                      # not multiples of the tile
-    for v in (np.ones(70), rng.uniform(0.1, 2.0, size=70)):
-        sq = np.empty(45)
-        T = scaled_transpose(X, v, sq)
-        np.testing.assert_array_equal(T, (v[:, None] * X).T)
-        np.testing.assert_allclose(sq, ((v[:, None] * X) ** 2).sum(axis=0), rtol=1e-13)
+    for n, d in ((70, 45), (301, 260)):                # not multiples of the tile
+        X = rng.normal(size=(n, d))
+        for v in (np.ones(n), rng.uniform(0.1, 2.0, size=n)):
+            sq, sums = np.empty(d), np.empty(d)
+            T = scaled_transpose(X, v, sq)
+            np.testing.assert_array_equal(T, (v[:, None] * X).T)
+            np.testing.assert_allclose(sq, ((v[:, None] * X) ** 2).sum(axis=0), rtol=1e-13)
+            T = scaled_transpose(X, v, sq, sums)
+            np.testing.assert_array_equal(T, (v[:, None] * X).T)
+            np.testing.assert_allclose(sums, X.T @ v ** 2, rtol=1e-12, atol=1e-12)
+    X = rng.normal(size=(70, 45))
     with pytest.raises(ValueError, match="shapes"):
         scaled_transpose(X, np.ones(3), np.empty(45))
 
@@ -250,3 +255,224 @@ def test_ridge_classifier_paths_give_the_same_coefficients(shape):
                                    atol=1e-9)
         np.testing.assert_allclose(model.coef_, peer.coef_, rtol=1e-6, atol=1e-8)
         np.testing.assert_array_equal(model.predict(X), peer.predict(X))
+
+
+# ---- one-pass sparse Gram, mixed-precision ridge, sparse covariance lasso --
+
+def test_sparse_gram_kernel_matches_scipy():
+    from linclass._core._ridge import sparse_gram
+    rng = np.random.default_rng(50)
+    X = sp.random(90, 17, density=0.3, format="csr", random_state=7)
+    sw = rng.uniform(0.2, 2.0, 90)
+    sw[[4, 30]] = 0.0
+    exact = (X.T @ sp.diags(sw) @ X).toarray()
+    args = (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32), 17, sw)
+    np.testing.assert_allclose(sparse_gram(*args), exact, rtol=1e-13, atol=1e-14)
+    # rows stored in reverse column order: pairs land in the other triangle
+    Xr = X.copy()
+    for i in range(90):
+        a, b = Xr.indptr[i], Xr.indptr[i + 1]
+        Xr.indices[a:b] = Xr.indices[a:b][::-1].copy()
+        Xr.data[a:b] = Xr.data[a:b][::-1].copy()
+    G = sparse_gram(Xr.data, Xr.indices.astype(np.int32), Xr.indptr.astype(np.int32), 17, sw)
+    np.testing.assert_allclose(G, exact, rtol=1e-13, atol=1e-14)
+    with pytest.raises(ValueError, match="inconsistent"):
+        sparse_gram(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32), 17,
+                    sw[:50])
+
+
+def test_centred_float32_kernel():
+    from linclass._core._ridge import centred_float32
+    rng = np.random.default_rng(51)
+    X = rng.normal(size=(33, 7)) + 4.0
+    mu, v = X.mean(axis=0), rng.uniform(0.5, 2.0, 33)
+    A = centred_float32(X, mu, v)
+    assert A.dtype == np.float32 and A.shape == (33, 7)
+    np.testing.assert_array_equal(A, (v[:, None] * (X - mu)).astype(np.float32))
+    with pytest.raises(ValueError, match="shapes"):
+        centred_float32(X, mu[:3], v)
+
+
+def test_ridge_mixed_precision_chosen_by_shape():
+    from linclass.linear.least_squares import (MIXED_FEATURES_PER_TARGET,
+                                               MIXED_MIN_FEATURES, ridge_solver)
+    d = MIXED_MIN_FEATURES
+    assert ridge_solver(np.zeros((d + 5, d)), "auto") == "primal_mixed"
+    assert ridge_solver(np.zeros((d + 5, d - 1)), "auto") == "primal"       # too few features
+    assert ridge_solver(np.zeros((d - 1, d)), "auto") == "dual"             # wide
+    k = d // MIXED_FEATURES_PER_TARGET
+    assert ridge_solver(np.zeros((d + 5, d)), "auto", n_targets=k) == "primal_mixed"
+    assert ridge_solver(np.zeros((d + 5, d)), "auto", n_targets=k + 1) == "primal"
+    assert ridge_solver(np.zeros((d + 5, d)), "cholesky") == "primal"       # plain float64
+    assert ridge_solver(sp.csr_matrix((d + 5, d)), "auto") == "primal"      # sparse Gram
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_ridge_mixed_precision_equals_sklearn(weighted, fit_intercept):
+    # correlated columns with large means (centring before the float32 rounding)
+    rng = np.random.default_rng(52)
+    X = rng.normal(size=(600, 220)) @ (np.eye(220) + 0.3 * rng.normal(size=(220, 220)))
+    X += rng.uniform(-20, 20, size=220)
+    Y = np.column_stack([X @ rng.normal(size=220), X[:, :3].sum(axis=1)])
+    Y += rng.normal(size=Y.shape) + 3.0
+    sw = rng.uniform(0.5, 2.0, 600) if weighted else None
+    ours = Ridge(alpha=2.0, fit_intercept=fit_intercept).fit(X, Y, sample_weight=sw)
+    plain = Ridge(alpha=2.0, solver="cholesky", fit_intercept=fit_intercept).fit(
+        X, Y, sample_weight=sw)
+    peer = skl.Ridge(alpha=2.0, fit_intercept=fit_intercept, solver="cholesky").fit(
+        X, Y, sample_weight=sw)
+    scale = np.abs(peer.coef_).max()
+    assert np.abs(ours.coef_ - peer.coef_).max() <= 1e-10 * scale
+    assert np.abs(plain.coef_ - peer.coef_).max() <= 1e-8 * scale
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-9, atol=1e-9)
+    one = Ridge(alpha=2.0, fit_intercept=fit_intercept).fit(X, Y[:, 0], sample_weight=sw)
+    np.testing.assert_allclose(one.coef_, peer.coef_[0], rtol=1e-9, atol=1e-10 * scale)
+
+
+def test_ridge_mixed_precision_falls_back_to_float64():
+    from linclass.linear.least_squares import _CenteredOperator, _solve_mixed
+    rng = np.random.default_rng(53)
+    n, d = 400, 210
+    # squares overflow float32 (not float64): the float32 Gram is not finite
+    X = rng.normal(size=(n, d)) * 1e22
+    y = X @ rng.normal(size=d) / 1e22 + rng.normal(size=n)
+    op = _CenteredOperator(X, np.ones(n), True)
+    assert _solve_mixed(op, (y - y.mean())[:, None], 1.0) is None
+    for X in (X, np.repeat(rng.normal(size=(n, d // 2)), 2, axis=1)):   # duplicated columns
+        for alpha in (1.0, 1e-9):
+            ours = Ridge(alpha=alpha).fit(X, y)
+            # reference: least squares on the augmented system [Xc; sqrt(alpha) I] (QR,
+            # the condition number not squared)
+            Xc = X - X.mean(axis=0)
+            aug = np.vstack([Xc, np.sqrt(alpha) * np.eye(d)])
+            exact = np.linalg.lstsq(aug, np.concatenate([y - y.mean(), np.zeros(d)]),
+                                    rcond=None)[0]
+            scale = np.abs(exact).max()
+            # no worse than the float64 Cholesky (duplicated columns with alpha=1e-9:
+            # condition number ~1e12, both off by ~1e-4)
+            plain = Ridge(alpha=alpha, solver="cholesky").fit(X, y)
+            limit = max(1e-6 * scale, 2.0 * np.abs(plain.coef_ - exact).max())
+            assert np.abs(ours.coef_ - exact).max() <= limit
+            peer = skl.Ridge(alpha=alpha, solver="cholesky").fit(X, y)
+            assert np.abs(ours.predict(X) - peer.predict(X)).max() <= 1e-6 * np.abs(y).max()
+
+
+def test_lasso_sparse_covariance_chosen_by_cost():
+    from linclass.linear.least_squares import _sparse_gram_pays, lasso_updates
+    rng = np.random.default_rng(54)
+    short = sp.random(2000, 100, density=0.1, format="csr", random_state=8)   # 10 a row
+    long_rows = sp.random(2000, 100, density=0.9, format="csr", random_state=8)
+    assert _sparse_gram_pays(short) and lasso_updates(short) == "covariance"
+    assert not _sparse_gram_pays(long_rows) and lasso_updates(long_rows) == "naive"
+    assert lasso_updates(short, False) == "naive"
+    wide = sp.random(50, 100, density=0.1, format="csr", random_state=8)
+    assert lasso_updates(wide) == "naive"
+    # same solution on either path, and against scikit-learn, with a warm start
+    y = short @ rng.normal(size=100) + 0.1 * rng.normal(size=2000)
+    sw = rng.uniform(0.5, 2.0, 2000)
+    peer = skl.Lasso(alpha=1e-3, tol=1e-10, max_iter=10000).fit(short, y, sample_weight=sw)
+    for precompute in ("auto", False):
+        ours = Lasso(alpha=1e-3, tol=1e-10, max_iter=10000, precompute=precompute).fit(
+            short, y, sample_weight=sw)
+        np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-6, atol=1e-8)
+
+
+def test_lasso_classifier_sparse_auto_equals_sklearn():
+    from linclass.linear.least_squares import LassoClassifier
+    rng = np.random.default_rng(55)
+    X = sp.random(1500, 60, density=0.15, format="csr", random_state=9)
+    X.data[:] = 1.0                                                    # binary, as a9a
+    y3 = rng.integers(0, 3, 1500)
+    for y in (y3 % 2, y3):
+        ours = LassoClassifier(alpha=1e-3, tol=1e-10, max_iter=10000).fit(X, y)
+        classes = np.unique(y)
+        targets = [np.where(y == classes[1], 1.0, -1.0)] if len(classes) == 2 else \
+            [np.where(y == c, 1.0, -1.0) for c in classes]
+        for k, t in enumerate(targets):
+            peer = skl.Lasso(alpha=1e-3, tol=1e-10, max_iter=10000).fit(X, t)
+            np.testing.assert_allclose(ours.coef_[k], peer.coef_, rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(ours.intercept_[k], peer.intercept_, rtol=1e-6,
+                                       atol=1e-8)
+
+
+def test_lasso_dense_naive_overflow_check():
+    from linclass.linear.least_squares import lasso_updates
+    rng = np.random.default_rng(56)
+    X = rng.normal(size=(300, 150))
+    assert lasso_updates(X) == "naive"
+    X[5, 7] = 1e200
+    y = rng.normal(size=300)
+    for sw in (None, rng.uniform(0.5, 2.0, 300)):
+        with pytest.raises(ValueError, match="overflow double precision"):
+            Lasso(alpha=0.1).fit(X, y, sample_weight=sw)
+
+
+def test_ridge_classifier_dense_default_path_is_mixed_and_equals_sklearn():
+    from linclass.linear.least_squares import RidgeClassifier, ridge_solver
+    rng = np.random.default_rng(57)
+    X = rng.normal(size=(700, 230)) + rng.uniform(-3, 3, size=230)
+    y = rng.integers(0, 3, 700)
+    X[y == 1, :5] += 1.0
+    assert ridge_solver(X, "auto", n_targets=3) == "primal_mixed"
+    sw = rng.uniform(0.5, 2.0, 700)
+    ours = RidgeClassifier(alpha=1.5).fit(X, y, sample_weight=sw)
+    peer = skl.RidgeClassifier(alpha=1.5, solver="cholesky").fit(X, y, sample_weight=sw)
+    scale = np.abs(peer.coef_).max()
+    assert np.abs(ours.coef_ - peer.coef_).max() <= 1e-10 * scale
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-9, atol=1e-10)
+    np.testing.assert_array_equal(ours.predict(X), peer.predict(X))
+
+
+def test_lasso_path_sparse_covariance_equals_naive_and_sklearn():
+    rng = np.random.default_rng(58)
+    X = sp.random(600, 30, density=0.2, format="csr", random_state=10)
+    y = X @ (rng.normal(size=30) * (rng.random(30) < 0.5)) + 0.05 * rng.normal(size=600)
+    from linclass.linear.least_squares import lasso_updates
+    assert lasso_updates(X) == "covariance"
+    alphas, cov, _, _ = lasso_path(X, y, n_alphas=8, tol=1e-10, max_iter=10000)
+    _, naive, _, _ = lasso_path(X, y, alphas=alphas, tol=1e-10, max_iter=10000,
+                                precompute=False)
+    np.testing.assert_allclose(cov, naive, rtol=1e-6, atol=1e-9)
+    Xc = X.toarray() - X.toarray().mean(axis=0)
+    _, peer, _ = skl.lasso_path(Xc, y - y.mean(), alphas=alphas, tol=1e-10, max_iter=10000)
+    np.testing.assert_allclose(cov, peer, rtol=1e-6, atol=1e-8)
+
+
+def test_lasso_dense_design_gives_the_column_means():
+    from linclass.linear.least_squares import _CenteredOperator, lasso_design
+    rng = np.random.default_rng(59)
+    X = rng.normal(size=(300, 150)) + 2.0
+    for sw, fit_intercept in ((np.ones(300), True), (rng.uniform(0.5, 2, 300), True),
+                              (np.ones(300), False)):
+        op = _CenteredOperator(X, sw, fit_intercept)
+        assert op.needs_column_sums == fit_intercept
+        kind, _ = lasso_design(op)
+        assert kind == "dense" and not op.needs_column_sums
+        expected = sw @ X / sw.sum() if fit_intercept else np.zeros(150)
+        np.testing.assert_allclose(op.mu, expected, rtol=1e-12, atol=1e-13)
+
+
+def test_defaults_on_a9a_equal_sklearn():
+    """Real data on the default paths: Ridge (one-pass sparse Gram), Lasso and
+    LassoClassifier (sparse covariance updates) on a9a's first 6000 rows."""
+    from linclass import datasets
+    from linclass.linear.least_squares import LassoClassifier, lasso_updates, ridge_solver
+    try:
+        X, y = datasets.load_libsvm_binary("a9a", "train")
+    except (FileNotFoundError, OSError) as err:
+        pytest.skip("a9a not available: %s" % err)
+    X, y = sp.csr_matrix(X)[:6000], np.asarray(y)[:6000]
+    t = np.where(y > 0, 1.0, -1.0)
+    assert ridge_solver(X, "auto") == "primal" and lasso_updates(X) == "covariance"
+    ours = Ridge(alpha=1.0).fit(X, t)
+    Xc = X.toarray() - X.toarray().mean(axis=0)
+    exact = np.linalg.solve(Xc.T @ Xc + np.eye(X.shape[1]), Xc.T @ (t - t.mean()))
+    np.testing.assert_allclose(ours.coef_, exact, rtol=1e-7, atol=1e-9)
+    peer = skl.Lasso(alpha=1e-3, tol=1e-8, max_iter=10000).fit(X, t)
+    lasso = Lasso(alpha=1e-3, tol=1e-8, max_iter=10000).fit(X, t)
+    clf = LassoClassifier(alpha=1e-3, tol=1e-8, max_iter=10000).fit(X, y)
+    for coef in (lasso.coef_, clf.coef_[0]):
+        np.testing.assert_allclose(coef, peer.coef_, rtol=1e-5, atol=1e-6)
+    assert clf.score(X, y) > 0.8
