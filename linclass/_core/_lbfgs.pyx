@@ -1,4 +1,5 @@
-"""L-BFGS two-loop recursion with fused passes over float32 history.
+"""L-BFGS kernels over float32 history: the two-loop recursion with fused passes,
+and the column kernels of the compact representation.
 
 With a million parameters an L-BFGS iteration is bound by memory traffic, not
 arithmetic: the classic two-loop recursion (Nocedal 1980; Nocedal & Wright
@@ -10,6 +11,12 @@ float32, which halves their traffic (the inverse-Hessian approximation stays
 positive definite because rho = 1 / (s.y) is computed from the stored,
 rounded values; only the search direction is affected by the rounding, and
 the line search keeps every step a descent step).
+
+The compact-representation kernels (projection, combination, the fused trial
+point; used by linclass.linear._lbfgs._CompactHistory) store the new pair on
+the way (s in the trial-point pass, y in the next projection) and run their
+column loops in ``_lbfgs_simd.h`` (AVX2 when the CPU has it, else plain C;
+every level gives the same bits).
 
 The caller (linclass.linear._lbfgs) validates every array.
 """
@@ -155,10 +162,23 @@ def lbfgs_direction(const double[::1] g, const float[:, ::1] S, const float[:, :
 
 cdef Py_ssize_t _TILE = 4096     # columns per tile: the tile of g / d stays in cache
 
+#: Columns per tile.  With ``tile_sums`` the kernels write one row of partial sums per
+#: tile of the global grid (tile t = columns [t TILE, (t + 1) TILE)); the caller adds
+#: the rows in tile order, so a sum does not depend on how the columns were cut into
+#: blocks (ranges then start on the grid).
+TILE = _TILE
+
+
+cdef _check_tiles(double[:, ::1] tile_sums, Py_ssize_t n, Py_ssize_t lo, Py_ssize_t width):
+    if tile_sums.shape[0] != (n + _TILE - 1) // _TILE or tile_sums.shape[1] != width \
+            or lo % _TILE != 0:
+        raise ValueError("tile_sums must be (ceil(n / TILE), %d) and lo a multiple of TILE"
+                         % width)
+
 
 def lbfgs_project(const double[::1] g, float[:, ::1] S, float[:, ::1] Y,
                   const int[::1] slots, Py_ssize_t new_slot, Py_ssize_t lo, Py_ssize_t hi,
-                  const double[::1] g_old=None):
+                  const double[::1] g_old=None, double[:, ::1] tile_sums=None):
     """Partial products over columns [lo, hi) for the rows ``slots``: (S^T g, Y^T g)
     and, when ``new_slot >= 0``, also (S^T y_new, Y^T y_new) with y_new the row
     ``new_slot`` of Y (in the same pass; empty arrays otherwise).
@@ -167,7 +187,11 @@ def lbfgs_project(const double[::1] g, float[:, ::1] S, float[:, ::1] Y,
     itself, tile by tile: ``Y[new_slot, lo:hi] = float32(g - g_old)``, and adds the
     partial ``(s_new . y_new, y_new . y_new)`` of the stored float32 values (s_new
     the row ``new_slot`` of S, written before) as a fifth item of the result; the
-    curvature pair then costs no pass of its own."""
+    curvature pair then costs no pass of its own.
+
+    ``tile_sums`` (shape ``(ceil(n / TILE), 4 k + 2)``, ``lo`` on the tile grid): each
+    tile's partial products go to its row instead (pair i in columns 4i..4i+3, the
+    new pair's s.y, y.y in the last two; unused columns 0) and None is returned."""
     cdef Py_ssize_t n = g.shape[0], k = slots.shape[0], i, j, t0, t1
     if S.shape[1] != n or Y.shape[1] != n or S.shape[0] != Y.shape[0] \
             or not 0 <= lo <= hi <= n or new_slot >= S.shape[0]:
@@ -177,8 +201,12 @@ def lbfgs_project(const double[::1] g, float[:, ::1] S, float[:, ::1] Y,
     for i in range(k):
         if not 0 <= slots[i] < S.shape[0]:
             raise ValueError("lbfgs_project: slot out of range")
+    cdef bint tiled = tile_sums is not None
+    if tiled:
+        _check_tiles(tile_sums, n, lo, 4 * k + 2)
     sums = np.zeros((k, 4))
     cdef double[:, ::1] acc = sums
+    cdef double* row
     cdef const float* z = &Y[new_slot, 0] if new_slot >= 0 else NULL
     cdef float* y_new = &Y[new_slot, 0] if g_old is not None else NULL
     cdef const float* s_new = &S[new_slot, 0] if g_old is not None else NULL
@@ -190,6 +218,21 @@ def lbfgs_project(const double[::1] g, float[:, ::1] S, float[:, ::1] Y,
         t0 = lo
         while t0 < hi:
             t1 = min(t0 + _TILE, hi)
+            if tiled:
+                row = &tile_sums[t0 // _TILE, 0]
+                for i in range(4 * k + 2):
+                    row[i] = 0.0
+                if y_new != NULL:
+                    lc_lb_ydiff(&g[t0], gp + t0, s_new + t0, y_new + t0, t1 - t0, row + 4 * k)
+                for i in range(k):
+                    if z != NULL:
+                        lc_lb_dot4(&S[slots[i], t0], &Y[slots[i], t0], &g[t0], z + t0,
+                                   t1 - t0, row + 4 * i)
+                    else:
+                        lc_lb_dot2(&S[slots[i], t0], &Y[slots[i], t0], &g[t0], t1 - t0,
+                                   row + 4 * i)
+                t0 = t1
+                continue
             if y_new != NULL:            # the new y, read back from cache below
                 lc_lb_ydiff(&g[t0], gp + t0, s_new + t0, y_new + t0, t1 - t0, pair)
             for i in range(k):
@@ -200,6 +243,8 @@ def lbfgs_project(const double[::1] g, float[:, ::1] S, float[:, ::1] Y,
                     lc_lb_dot2(&S[slots[i], t0], &Y[slots[i], t0], &g[t0], t1 - t0,
                                &acc[i, 0])
             t0 = t1
+    if tile_sums is not None:
+        return None
     if g_old is not None:
         return sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3], (pair[0], pair[1])
     if new_slot >= 0:
@@ -251,7 +296,8 @@ def lbfgs_store_range(const double[::1] x_new, const double[::1] x, const double
 def lbfgs_combine_trial(const double[::1] g, float[:, ::1] S, const float[:, ::1] Y,
                         const int[::1] slots, const double[::1] a, const double[::1] b,
                         double gamma, const double[::1] x, double[::1] x_out,
-                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t s_slot=-1):
+                        Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t s_slot=-1,
+                        double[:, ::1] tile_sums=None):
     """:func:`lbfgs_combine` fused with ``g . d`` and the line search's first trial
     point, without writing the direction: over columns
     [lo, hi) ``x_out = x + d`` with ``d = -gamma g - S^T a - Y^T b`` formed tile by
@@ -260,7 +306,10 @@ def lbfgs_combine_trial(const double[::1] g, float[:, ::1] S, const float[:, ::1
 
     ``s_slot >= 0``: also ``S[s_slot, lo:hi] = float32(d)``, the next curvature
     pair's s should the unit step be accepted (written after the tile's products
-    were formed, so ``s_slot`` may be one of ``slots``: the oldest pair's slot)."""
+    were formed, so ``s_slot`` may be one of ``slots``: the oldest pair's slot).
+
+    ``tile_sums`` (shape ``(ceil(n / TILE), 1)``, ``lo`` on the tile grid): each
+    tile's partial ``g . d`` goes to its row instead, and 0.0 is returned."""
     cdef Py_ssize_t n = g.shape[0], k = slots.shape[0], i, j, t0, t1
     if S.shape[1] != n or Y.shape[1] != n or S.shape[0] != Y.shape[0] \
             or x.shape[0] != n or x_out.shape[0] != n \
@@ -270,6 +319,10 @@ def lbfgs_combine_trial(const double[::1] g, float[:, ::1] S, const float[:, ::1
     for i in range(k):
         if not 0 <= slots[i] < S.shape[0]:
             raise ValueError("lbfgs_combine_trial: slot out of range")
+    cdef bint tiled = tile_sums is not None
+    if tiled:
+        _check_tiles(tile_sums, n, lo, 1)
+    cdef double part
     scratch = np.empty(_TILE)
     cdef double[::1] acc_view = scratch
     cdef double* acc = &acc_view[0]
@@ -283,8 +336,12 @@ def lbfgs_combine_trial(const double[::1] g, float[:, ::1] S, const float[:, ::1
                 acc[j - t0] = -gamma * g[j]
             for i in range(k):
                 lc_lb_axpy2(acc, &S[slots[i], t0], &Y[slots[i], t0], a[i], b[i], t1 - t0)
-            gd += lc_lb_trial(acc, &g[t0], &x[t0], &x_out[t0],
-                              s_out + t0 if s_out != NULL else NULL, t1 - t0)
+            part = lc_lb_trial(acc, &g[t0], &x[t0], &x_out[t0],
+                               s_out + t0 if s_out != NULL else NULL, t1 - t0)
+            if tiled:
+                tile_sums[t0 // _TILE, 0] = part
+            else:
+                gd += part
             t0 = t1
     return gd
 

@@ -8,8 +8,9 @@ so the classic two-loop recursion (Nocedal 1980; Nocedal & Wright 2006,
 Algorithm 7.4) suffices.  The driver keeps the pairs in the compact
 representation (:class:`_CompactHistory`): two passes over the float32 history
 per iteration instead of the two-loop recursion's 2k + 1, in column blocks that
-the threads of an ``n_jobs > 1`` fit share; :mod:`linclass._core._lbfgs` holds
-both kernels.
+the threads of an ``n_jobs > 1`` fit share, and (from
+:data:`BLOCKED_MIN_PARAMS` parameters) no pass of its own to store a pair;
+:mod:`linclass._core._lbfgs` holds both kernels.
 
 Line search: the unit step (after the first iteration, where the step is
 scaled to unit length), Armijo's sufficient decrease (c1 = 1e-4), otherwise
@@ -77,7 +78,12 @@ class _CompactHistory:
         self.s_written = False                     # the last fused pass wrote next_slot's s
         self.gamma = 1.0
         self.threads = threads
-        cuts = np.linspace(0, n, max(1, int(n_blocks)) + 1).astype(np.int64)
+        # blocks cut on the kernels' tile grid; their sums go to per-tile rows added in
+        # tile order, so every product is the same however many blocks (threads) run
+        tile = _lbfgs_core.TILE
+        self.n_tiles = (n + tile - 1) // tile
+        cuts = np.round(np.linspace(0, self.n_tiles, max(1, int(n_blocks)) + 1)) * tile
+        cuts = np.minimum(cuts.astype(np.int64), n)
         self.blocks = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a] \
             or [(0, n)]
 
@@ -109,32 +115,25 @@ class _CompactHistory:
         if deferred is not None:                # the deferred pair: y written in the projection
             new, g_old = deferred
             order = np.array(self.newest_first[::-1] + [new], dtype=np.int32)
-            parts = self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, new, b[0],
-                                                                  b[1], g_old))
-            sy = yy = 0.0
-            for p in parts:                     # block order: deterministic
-                sy += p[4][0]
-                yy += p[4][1]
-            if not self._accept(new, sy, yy):   # refused: drop its row of products
+            sums = self._project(g, order, new, g_old)
+            curvature, sums = sums[-1], sums[:-1]
+            if not self._accept(new, curvature[0], curvature[1]):   # refused: drop its row
                 order = order[:-1]
-                parts = [(p[0][:-1], p[1][:-1]) for p in parts]
+                sums = sums[:-1]
                 new = -1
         else:
             order = np.array(self.newest_first[::-1], dtype=np.int32)    # oldest first
             new = -1 if self.pending is None else self.pending
-            parts = None
+            sums = None
         gamma = self.gamma
         if order.shape[0] == 0:
             np.multiply(g, -gamma, out=out)
             return None
-        if parts is None:
-            parts = self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, new, b[0],
-                                                                  b[1]))
-        Sg = np.sum([p[0] for p in parts], axis=0)
-        Yg = np.sum([p[1] for p in parts], axis=0)
+        if sums is None:
+            sums = self._project(g, order, new, None)
+        Sg, Yg = sums[:, 0].copy(), sums[:, 1].copy()
         if new >= 0:                            # products of the older pairs with y_new
-            Sy = np.sum([p[2] for p in parts], axis=0)
-            Yy = np.sum([p[3] for p in parts], axis=0)
+            Sy, Yy = sums[:, 2], sums[:, 3]
             for i, j in enumerate(order.tolist()):
                 if j != new:
                     self.SY[j, new] = Sy[i]
@@ -150,26 +149,36 @@ class _CompactHistory:
         b = np.ascontiguousarray(-gamma * r_inv_u)
         if x is not None:
             s_slot = self.next_slot() if write_s else -1
-            parts = self._map(lambda blk: _lbfgs_core.lbfgs_combine_trial(
-                g, S, Y, order, a, b, gamma, x, x_out, blk[0], blk[1], s_slot))
+            tiles = np.empty((self.n_tiles, 1))
+            self._map(lambda blk: _lbfgs_core.lbfgs_combine_trial(
+                g, S, Y, order, a, b, gamma, x, x_out, blk[0], blk[1], s_slot, tiles))
             self.s_written = write_s
-            gd = parts[0]
-            for part in parts[1:]:
-                gd += part
-            return gd
+            return float(tiles.sum(axis=0)[0])
         self._map(lambda blk: _lbfgs_core.lbfgs_combine(g, S, Y, order, a, b, gamma, out,
                                                         blk[0], blk[1]))
         return None
+
+    def _project(self, g, order, new, g_old):
+        """The projection pass over the blocks: rows (s_i.g, y_i.g, s_i.y_new, y_i.y_new)
+        for the pairs ``order`` (the last two 0 without ``new``), and with ``g_old`` a
+        last row (s_new.y_new, y_new.y_new, 0, 0) for the pair whose y the pass wrote;
+        tile sums added in tile order."""
+        k = order.shape[0]
+        tiles = np.empty((self.n_tiles, 4 * k + 2))
+        S, Y = self.S, self.Y
+        self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, new, b[0], b[1], g_old,
+                                                      tiles))
+        total = tiles.sum(axis=0)
+        return np.vstack([total[:4 * k].reshape(k, 4),
+                          np.concatenate([total[4 * k:], [0.0, 0.0]])])[:k + (g_old is not None)]
 
     # -- the per-parameter vector work of the driver, split over the column blocks
     # (numpy releases the GIL on these slices); used for n >= BLOCKED_MIN_PARAMS
     # (with one block and no threads too)
     def dot(self, u, v):
-        parts = self._map(lambda b: float(np.dot(u[b[0]:b[1]], v[b[0]:b[1]])))
-        total = parts[0]
-        for part in parts[1:]:
-            total += part
-        return total
+        """``u . v`` in one call (rare: without pairs or after a restart), so that it
+        does not depend on the blocks."""
+        return float(np.dot(u, v))
 
     def max_abs(self, u):
         return max(self._map(lambda b: float(np.max(np.abs(u[b[0]:b[1]])))

@@ -122,16 +122,23 @@ def test_deferred_pairs_equal_the_textbook_recursion(n_blocks):
     defer), a refused pair (negative curvature); every direction against the
     textbook recursion on the float32 pairs kept."""
     rng = np.random.default_rng(20 + n_blocks)
-    n, memory = 60, 4
-    A = rng.normal(size=(n, n))
-    H = A @ A.T + n * np.eye(n)
+    n, memory = 60 + (n_blocks - 1) * core.TILE, 4
+    U = rng.normal(size=(n, 6))
+    diag = rng.uniform(1.0, 30.0, n)
+
+    class _H:                            # diagonal plus low rank, positive definite
+        def __matmul__(self, v):
+            return diag * v + U @ (U.T @ v)
+    H = _H()
     history = _CompactHistory(n, memory, _SequentialThreads() if n_blocks > 1 else None,
                               n_blocks)
+    assert len(history.blocks) == n_blocks
     pairs = []
     x = rng.normal(size=n)
     g = H @ x
     d = np.empty(n)
     x_trial = np.empty(n)
+    refused_slot = None
     for it in range(11):
         gd = history.direction(g, d, x, x_trial, write_s=True)
         if it == 6:                      # the pair deferred at it == 5 was refused
@@ -197,3 +204,22 @@ def test_driver_with_deferred_pairs_reaches_the_optimum():
     ref_obj = -np.sum(np.log(P[np.arange(300), y])) + 0.5 / C * np.sum(ref.coef_ ** 2)
     np.testing.assert_allclose(ours.objective_, ref_obj, rtol=1e-7)
     np.testing.assert_allclose(ours.predict_proba(X), P, atol=1e-4)
+
+
+def test_multinomial_fit_does_not_depend_on_n_jobs():
+    """Every sum of the blocked L-BFGS driver and of the two-phase objective is formed
+    the same way whatever the blocks (history products per tile of a fixed grid, the
+    penalty per parameter row, rows and columns independent): n_jobs = 1, 2, 3 give
+    the same bits."""
+    from linclass.linear import LogisticRegression
+    rng = np.random.default_rng(8)
+    X = sp.random(500, 8000, density=0.005, format="csr", random_state=9)
+    y = rng.integers(0, 5, 500)
+    assert (X.shape[1] + 1) * 5 >= 3 * 2 * 4096              # >= 2 tiles per block
+    fits = [LogisticRegression(C=10.0, tol=1e-7, n_jobs=j).fit(X, y) for j in (1, 2, 3)]
+    assert fits[0].n_iter_[0] > 10
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(other.intercept_, fits[0].intercept_)
+        assert other.n_iter_[0] == fits[0].n_iter_[0]
+        assert other.objective_ == fits[0].objective_
