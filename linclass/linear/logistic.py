@@ -691,7 +691,9 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         compute the residuals over the row blocks and the gradient over as many
         blocks of features (every gradient entry the same sum whatever
         ``n_jobs``); with ``(n_features + 1) * n_classes >= 8192`` the L-BFGS
-        history passes and vector work run over column blocks on the threads too.
+        history passes and vector work run over column blocks on the threads too,
+        with every sum formed the same way whatever the blocks: such a fit (L2,
+        diagonal prior, solver L-BFGS) gives the same bits for every ``n_jobs``.
 
     Attributes
     ----------
