@@ -10,7 +10,8 @@ the CPU time of all threads (``time.process_time``; the pool threads' share is
 their difference).  Phases: ``eval`` (loss and gradient: the two-phase pass for
 a multinomial model on CSR rows), ``direction`` (the compact-representation
 passes over the history, fused with ``g.d`` and the unit-step trial point),
-``store`` (the new curvature pair), ``step`` (backtracked trial points),
+``store`` / ``defer`` (the new curvature pair: a pass of its own below 8192
+parameters, else only s after a backtracked step), ``step`` (backtracked trial points),
 ``dot`` / ``max_abs`` (the driver's vector work when not fused); ``rest`` is
 the fit's wall time outside those phases (validation, setup, Python).  A phase
 whose all-thread CPU time is close to twice its wall time used both cores; on a
@@ -52,10 +53,11 @@ def profile_fit(X, y, n_jobs, C):
         setattr(owner, name, timed)
         patched.append((owner, name, original))
 
-    for name in ("direction", "store", "step", "dot", "max_abs"):
+    for name in ("direction", "store", "defer", "step", "dot", "max_abs"):
         wrap(_lbfgs._CompactHistory, name, name)
     wrap(logistic._Objective, "l2", "eval")
     wrap(logistic._ThreadedObjective, "l2", "eval")
+    wrap(logistic._Objective, "l2_into", "eval")     # the blocked driver's fun_into
     try:
         w0, p0 = time.perf_counter(), time.process_time()
         model = logistic.LogisticRegression(C=C, n_jobs=n_jobs).fit(X, y)

@@ -337,15 +337,17 @@ cdef void multinomial_cols(const double* tdata, const int* tindices, const int* 
                            Py_ssize_t n_rows, Py_ssize_t n_cols, const double* R,
                            const double* W, const double* row_inv_var, double scale,
                            Py_ssize_t K, int fit_intercept, Py_ssize_t lo, Py_ssize_t hi,
-                           double* grad, double* acc, double* out) noexcept nogil:
+                           double* grad, double* acc, double* out,
+                           double* row_quad) noexcept nogil:
     """Parameter rows lo <= j < hi (j == n_cols: the intercepts) of
     grad = (X.T @ R + inv_var * W) / scale; out[0] += sum inv_var W**2 over those rows,
-    out[1] = max(out[1], max |grad|)."""
+    out[1] = max(out[1], max |grad|); ``row_quad`` (or NULL): row_quad[j] = inv_var[j]
+    ||W[j]||**2 (a sum that does not depend on the blocks)."""
     cdef Py_ssize_t i, j, k, p, p0, p1
     cdef const double* r
     cdef const double* wrow
     cdef double* grow
-    cdef double v, iv, t, pen, g, quad = 0.0, gmax = out[1]
+    cdef double v, iv, t, pen, g, quad = 0.0, gmax = out[1], rq
     for j in range(lo, hi):
         for k in range(K):
             acc[k] = 0.0
@@ -369,14 +371,18 @@ cdef void multinomial_cols(const double* tdata, const int* tindices, const int* 
         iv = row_inv_var[j]
         wrow = W + j * K
         grow = grad + j * K
+        rq = 0.0
         for k in range(K):
             t = wrow[k]
             pen = iv * t
-            quad += t * pen
+            rq += t * pen
             g = (acc[k] + pen) / scale
             grow[k] = g
             if fabs(g) > gmax:
                 gmax = fabs(g)
+        quad += rq
+        if row_quad != NULL:
+            row_quad[j] = rq
     out[0] += quad
     out[1] = gmax
 
@@ -409,11 +415,14 @@ def multinomial_gradient_columns(*, const double[::1] t_data, const int[::1] t_i
                                  Py_ssize_t n_cols, const double[:, ::1] R,
                                  const double[::1] params, const double[::1] row_inv_var,
                                  double scale, Py_ssize_t n_classes, bint fit_intercept,
-                                 double[::1] grad, Py_ssize_t lo, Py_ssize_t hi):
+                                 double[::1] grad, Py_ssize_t lo, Py_ssize_t hi,
+                                 double[::1] row_quad=None):
     """Phase 2 over parameter rows [lo, hi) (row ``n_cols`` = the intercepts):
     ``grad[j] = (X[:, j] @ R + row_inv_var[j] * W[j]) / scale`` with X given
     transposed (``t_*``: CSR of X.T, column indices < n_rows).  Returns
-    ``(sum_j row_inv_var[j] * ||W[j]||**2, max |grad[j]|)`` over the range."""
+    ``(sum_j row_inv_var[j] * ||W[j]||**2, max |grad[j]|)`` over the range;
+    ``row_quad`` (length n_cols + fit_intercept): also each row's term of that sum,
+    in ``row_quad[j]``, for a total that does not depend on the ranges."""
     cdef Py_ssize_t n_param_rows = n_cols + (1 if fit_intercept else 0)
     if n_classes < 2 or n_rows < 1 or n_cols < 1 or t_indptr.shape[0] != n_cols + 1 \
             or R.shape[0] != n_rows or R.shape[1] != n_classes \
@@ -422,6 +431,10 @@ def multinomial_gradient_columns(*, const double[::1] t_data, const int[::1] t_i
             or t_data.shape[0] < t_indptr[n_cols] or t_indices.shape[0] < t_indptr[n_cols] \
             or not scale > 0:
         raise ValueError("multinomial_gradient_columns: inconsistent shapes")
+    if row_quad is not None and row_quad.shape[0] != n_param_rows:
+        raise ValueError("multinomial_gradient_columns: row_quad needs one entry per "
+                         "parameter row")
+    cdef double* rq = &row_quad[0] if row_quad is not None else NULL
     cdef double out[2]
     out[0] = 0.0
     out[1] = 0.0
@@ -433,6 +446,6 @@ def multinomial_gradient_columns(*, const double[::1] t_data, const int[::1] t_i
     with nogil:
         multinomial_cols(&t_data[0], &t_indices[0], &t_indptr[0], n_rows, n_cols, &R[0, 0],
                          &params[0], &row_inv_var[0], scale, n_classes, fit_intercept, lo,
-                         hi, &grad[0], acc, out)
+                         hi, &grad[0], acc, out, rq)
     free(acc)
     return out[0], out[1]

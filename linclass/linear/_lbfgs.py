@@ -8,8 +8,9 @@ so the classic two-loop recursion (Nocedal 1980; Nocedal & Wright 2006,
 Algorithm 7.4) suffices.  The driver keeps the pairs in the compact
 representation (:class:`_CompactHistory`): two passes over the float32 history
 per iteration instead of the two-loop recursion's 2k + 1, in column blocks that
-the threads of an ``n_jobs > 1`` fit share; :mod:`linclass._core._lbfgs` holds
-both kernels.
+the threads of an ``n_jobs > 1`` fit share, and (from
+:data:`BLOCKED_MIN_PARAMS` parameters) no pass of its own to store a pair;
+:mod:`linclass._core._lbfgs` holds both kernels.
 
 Line search: the unit step (after the first iteration, where the step is
 scaled to unit length), Armijo's sufficient decrease (c1 = 1e-4), otherwise
@@ -56,6 +57,13 @@ class _CompactHistory:
     The products of the older pairs with a new y (s_i.y_new, y_i.y_new, on the
     stored float32 values) are added to the next direction's pass, which reads
     every pair anyway: one more row per tile, no extra pass over the history.
+
+    The driver's blocked path stores a pair without a pass of its own
+    (:meth:`defer`): the fused trial-point pass writes ``s = float32(d)`` into the
+    next free slot (the oldest pair's, when the history is full) should the unit
+    step be accepted, and the next direction's projection pass writes
+    ``y = float32(g_new - g_old)`` tile by tile and adds ``s.y``, ``y.y``; the
+    curvature test follows that pass (a refused pair's row of products is dropped).
     """
 
     def __init__(self, n, memory, threads=None, n_blocks=1):
@@ -66,9 +74,16 @@ class _CompactHistory:
         self.memory = memory
         self.newest_first = []
         self.pending = None                        # slot whose products await g_new
+        self.deferred = None                       # (slot, g_old): y to write, not yet tested
+        self.s_written = False                     # the last fused pass wrote next_slot's s
         self.gamma = 1.0
         self.threads = threads
-        cuts = np.linspace(0, n, max(1, int(n_blocks)) + 1).astype(np.int64)
+        # blocks cut on the kernels' tile grid; their sums go to per-tile rows added in
+        # tile order, so every product is the same however many blocks (threads) run
+        tile = _lbfgs_core.TILE
+        self.n_tiles = (n + tile - 1) // tile
+        cuts = np.round(np.linspace(0, self.n_tiles, max(1, int(n_blocks)) + 1)) * tile
+        cuts = np.minimum(cuts.astype(np.int64), n)
         self.blocks = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a] \
             or [(0, n)]
 
@@ -80,24 +95,45 @@ class _CompactHistory:
     def clear(self):
         self.newest_first = []
         self.pending = None
+        self.deferred = None
+        self.s_written = False
 
-    def direction(self, g, out, x=None, x_out=None):
+    def next_slot(self):
+        """The ring-buffer row the next pair goes to."""
+        newest = self.newest_first
+        return (newest[0] + 1) % self.memory if newest else 0
+
+    def direction(self, g, out, x=None, x_out=None, write_s=False):
         """``out = -H g``; with ``x`` and ``x_out`` (and at least one pair stored)
         instead ``x_out = x + d`` (d = -H g) in one pass that does not write ``out``,
-        and ``g . d`` is returned (None otherwise: ``out`` holds d)."""
-        order = np.array(self.newest_first[::-1], dtype=np.int32)    # oldest first
+        and ``g . d`` is returned (None otherwise: ``out`` holds d).  ``write_s``: that
+        pass also writes float32(d) to row :meth:`next_slot` of S (see :meth:`defer`),
+        and ``self.s_written`` says whether it did."""
+        S, Y = self.S, self.Y
+        self.s_written = False
+        deferred, self.deferred = self.deferred, None
+        if deferred is not None:                # the deferred pair: y written in the projection
+            new, g_old = deferred
+            order = np.array(self.newest_first[::-1] + [new], dtype=np.int32)
+            sums = self._project(g, order, new, g_old)
+            curvature, sums = sums[-1], sums[:-1]
+            if not self._accept(new, curvature[0], curvature[1]):   # refused: drop its row
+                order = order[:-1]
+                sums = sums[:-1]
+                new = -1
+        else:
+            order = np.array(self.newest_first[::-1], dtype=np.int32)    # oldest first
+            new = -1 if self.pending is None else self.pending
+            sums = None
         gamma = self.gamma
         if order.shape[0] == 0:
             np.multiply(g, -gamma, out=out)
             return None
-        S, Y = self.S, self.Y
-        new = -1 if self.pending is None else self.pending
-        parts = self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, new, b[0], b[1]))
-        Sg = np.sum([p[0] for p in parts], axis=0)
-        Yg = np.sum([p[1] for p in parts], axis=0)
+        if sums is None:
+            sums = self._project(g, order, new, None)
+        Sg, Yg = sums[:, 0].copy(), sums[:, 1].copy()
         if new >= 0:                            # products of the older pairs with y_new
-            Sy = np.sum([p[2] for p in parts], axis=0)
-            Yy = np.sum([p[3] for p in parts], axis=0)
+            Sy, Yy = sums[:, 2], sums[:, 3]
             for i, j in enumerate(order.tolist()):
                 if j != new:
                     self.SY[j, new] = Sy[i]
@@ -112,25 +148,37 @@ class _CompactHistory:
         a = np.ascontiguousarray(top)
         b = np.ascontiguousarray(-gamma * r_inv_u)
         if x is not None:
-            parts = self._map(lambda blk: _lbfgs_core.lbfgs_combine_trial(
-                g, S, Y, order, a, b, gamma, x, x_out, blk[0], blk[1]))
-            gd = parts[0]
-            for part in parts[1:]:
-                gd += part
-            return gd
+            s_slot = self.next_slot() if write_s else -1
+            tiles = np.empty((self.n_tiles, 1))
+            self._map(lambda blk: _lbfgs_core.lbfgs_combine_trial(
+                g, S, Y, order, a, b, gamma, x, x_out, blk[0], blk[1], s_slot, tiles))
+            self.s_written = write_s
+            return float(tiles.sum(axis=0)[0])
         self._map(lambda blk: _lbfgs_core.lbfgs_combine(g, S, Y, order, a, b, gamma, out,
                                                         blk[0], blk[1]))
         return None
+
+    def _project(self, g, order, new, g_old):
+        """The projection pass over the blocks: rows (s_i.g, y_i.g, s_i.y_new, y_i.y_new)
+        for the pairs ``order`` (the last two 0 without ``new``), and with ``g_old`` a
+        last row (s_new.y_new, y_new.y_new, 0, 0) for the pair whose y the pass wrote;
+        tile sums added in tile order."""
+        k = order.shape[0]
+        tiles = np.empty((self.n_tiles, 4 * k + 2))
+        S, Y = self.S, self.Y
+        self._map(lambda b: _lbfgs_core.lbfgs_project(g, S, Y, order, new, b[0], b[1], g_old,
+                                                      tiles))
+        total = tiles.sum(axis=0)
+        return np.vstack([total[:4 * k].reshape(k, 4),
+                          np.concatenate([total[4 * k:], [0.0, 0.0]])])[:k + (g_old is not None)]
 
     # -- the per-parameter vector work of the driver, split over the column blocks
     # (numpy releases the GIL on these slices); used for n >= BLOCKED_MIN_PARAMS
     # (with one block and no threads too)
     def dot(self, u, v):
-        parts = self._map(lambda b: float(np.dot(u[b[0]:b[1]], v[b[0]:b[1]])))
-        total = parts[0]
-        for part in parts[1:]:
-            total += part
-        return total
+        """``u . v`` in one call (rare: without pairs or after a restart), so that it
+        does not depend on the blocks."""
+        return float(np.dot(u, v))
 
     def max_abs(self, u):
         return max(self._map(lambda b: float(np.max(np.abs(u[b[0]:b[1]])))
@@ -153,22 +201,45 @@ class _CompactHistory:
     def store(self, x_new, x, g_new, g):
         """Store the pair (x_new - x, g_new - g), g the gradient of the last
         :meth:`direction`, unless its curvature s.y is too small."""
-        newest = self.newest_first
-        slot = (newest[0] + 1) % self.memory if newest else 0
-        if len(newest) == self.memory:
-            newest.pop()                      # the oldest pair's slot is reused
+        slot = self._take_slot()
         S, Y = self.S, self.Y
         parts = self._map(lambda b: _lbfgs_core.lbfgs_store_range(x_new, x, g_new, g, S, Y,
                                                                   slot, b[0], b[1]))
         sy = float(np.sum([p[0] for p in parts]))
         yy = float(np.sum([p[1] for p in parts]))
         self.pending = None
+        return self._accept(slot, sy, yy)
+
+    def defer(self, x_new, x, g):
+        """Store the pair (x_new - x, g_new - g) without a pass of its own: s is in row
+        :meth:`next_slot` of S already when the last :meth:`direction` wrote it
+        (``s_written``: the unit step of its fused pass was accepted), else it is
+        written here; y, the curvature test and the products are left to the next
+        :meth:`direction` (whose g is g_new), which needs ``g`` unchanged until then."""
+        s_written = self.s_written
+        self.s_written = False
+        slot = self._take_slot()
+        if not s_written:
+            S = self.S
+            self._map(lambda b: _lbfgs_core.lbfgs_store_s(x_new, x, S, slot, b[0], b[1]))
+        self.pending = None
+        self.deferred = (slot, g)
+
+    def _take_slot(self):
+        newest = self.newest_first
+        slot = self.next_slot()
+        if len(newest) == self.memory:
+            newest.pop()                      # the oldest pair's slot is reused
+        return slot
+
+    def _accept(self, slot, sy, yy):
+        """Keep the pair in ``slot`` unless its curvature s.y is too small."""
         if not (sy > 1e-10 * yy and yy > 0.0):
             return False
         self.SY[slot, slot] = sy
         self.YY[slot, slot] = yy
         self.gamma = sy / yy
-        newest.insert(0, slot)
+        self.newest_first.insert(0, slot)
         self.pending = slot
         return True
 
@@ -256,7 +327,7 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     while n_iter < max_iter:
         x_unit = None             # x + d, when the direction pass computed it
         if blocked:
-            gd = history.direction(g, d, x, spare)
+            gd = history.direction(g, d, x, spare, write_s=True)
             if gd is None:
                 gd = dot(g, d)
             else:
@@ -265,7 +336,7 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
             history.direction(g, d)
             gd = dot(g, d)
         if not gd < 0.0:                      # not a descent direction: restart
-            history.clear()
+            history.clear()               # (also forgets an s the fused pass wrote)
             np.negative(g, out=d)
             gd = -dot(g, g)
             x_unit = None
@@ -279,6 +350,7 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
                 if x_unit is not None:        # d was not written: the unit step's x - x
                     history.difference(x_unit, x, d)
                     x_unit = None
+                    history.s_written = False         # float32(d) is not this step's s
                 x_new = history.step(x, d, step, spare)
             else:
                 x_new = axpy(d, x.copy(), a=step)
@@ -299,7 +371,10 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
         if not accepted:                      # f cannot decrease along d: flat to rounding
             return x, f, n_iter, True
         g_new = np.ascontiguousarray(g_new, dtype=np.float64)
-        history.store(x_new, x, g_new, g)
+        if blocked:                 # s written now or already, y by the next direction
+            history.defer(x_new, x, g)
+        else:
+            history.store(x_new, x, g_new, g)
         f_old = f
         if blocked:
             spare = x

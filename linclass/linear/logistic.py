@@ -172,6 +172,7 @@ class _Objective:
                 t_data=data, t_indices=indices, t_indptr=indptr,
                 row_inv_var=np.ascontiguousarray(inv_var[:, 0]),
                 R=np.empty((X.shape[0], K)), row_loss=np.empty(X.shape[0]),
+                row_quad=np.empty(inv_var.shape[0]),
                 col_nnz=np.diff(indptr), max_abs=None)
         return self._columns or None
 
@@ -209,7 +210,8 @@ class _Objective:
                 t_indptr=state["t_indptr"], n_rows=self.rows["n_rows"],
                 n_cols=self.rows["n_cols"], R=R, params=theta,
                 row_inv_var=state["row_inv_var"], scale=float(self.scale), n_classes=K,
-                fit_intercept=self.fit_intercept, grad=grad, lo=block[0], hi=block[1])
+                fit_intercept=self.fit_intercept, grad=grad, lo=block[0], hi=block[1],
+                row_quad=state["row_quad"])
 
         if threads is None:
             residuals(row_blocks[0])
@@ -217,10 +219,8 @@ class _Objective:
         else:
             threads.map(residuals, row_blocks)
             parts = threads.map(columns, self._column_blocks(n_col_blocks))
-        loss = float(np.sum(row_loss))   # the same sum whatever the row blocks
-        penalty = 0.0
-        for quad, _ in parts:
-            penalty += quad
+        loss = float(np.sum(row_loss))   # the same sums whatever the row / column blocks
+        penalty = float(np.sum(state["row_quad"]))
         state["max_abs"] = (grad, max(m for _, m in parts))
         return (loss + 0.5 * penalty) / self.scale, grad
 
@@ -691,7 +691,9 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         compute the residuals over the row blocks and the gradient over as many
         blocks of features (every gradient entry the same sum whatever
         ``n_jobs``); with ``(n_features + 1) * n_classes >= 8192`` the L-BFGS
-        history passes and vector work run over column blocks on the threads too.
+        history passes and vector work run over column blocks on the threads too,
+        with every sum formed the same way whatever the blocks: such a fit (L2,
+        diagonal prior, solver L-BFGS) gives the same bits for every ``n_jobs``.
 
     Attributes
     ----------

@@ -105,10 +105,17 @@ def test_compact_history_equals_the_textbook_recursion(n_blocks):
     # added to the next direction's pass; against the float64 two-loop recursion
     # on the float32-rounded pairs
     from linclass.linear._lbfgs import _CompactHistory
+    # (blocks are cut on the kernels' tile grid: n spans more than n_blocks tiles; the
+    # Hessian diagonal plus low rank)
     rng = np.random.default_rng(n_blocks)
-    n, memory = 40, 4
-    A = rng.normal(size=(n, n))
-    H = A @ A.T + n * np.eye(n)
+    n, memory = 40 + (n_blocks - 1) * core.TILE, 4
+    U = rng.normal(size=(n, 6))
+    diag = rng.uniform(1.0, 30.0, n)
+
+    class _H:
+        def __matmul__(self, v):
+            return diag * v + U @ (U.T @ v)
+    H = _H()
     history = _CompactHistory(n, memory, _SequentialThreads() if n_blocks > 1 else None,
                               n_blocks)
     assert len(history.blocks) == n_blocks
