@@ -37,12 +37,10 @@ cdef extern from "_sequence_simd.h" nogil:
         const unsigned long long* bits
         const int* slot
         const float* pool
-        const float** rowp
-        Py_ssize_t p0
     void lc_emission_f32_cow(const float* W, Py_ssize_t K, const int* ind,
                              const double* data, const int* indptr, Py_ssize_t row0,
                              Py_ssize_t n, int binary, float* E, Py_ssize_t ldE,
-                             lc_cow_t* cow)
+                             const lc_cow_t* cow)
     void lc_pad_trans(const float* trans, Py_ssize_t K, float* Tp, float* Tt)
     void lc_set_trans(const float* trans, Py_ssize_t K, Py_ssize_t j, Py_ssize_t k,
                       float* Tp, float* Tt)
@@ -237,7 +235,7 @@ cdef struct Workspace:
     float* Tp          # K * Kp: trans, padded (refreshed by the caller, lc_pad_trans)
     float* Tt          # K * Kp: trans transposed, padded with -inf (lc_pad_trans)
     int binary         # every data value is 1.0
-    lc_cow_t* cow      # NULL, or a mixing shard's copy-on-write rows (float32 W)
+    const lc_cow_t* cow    # NULL, or a mixing shard's copy-on-write rows (float32 W)
 
 
 cdef int workspace_alloc(Workspace* ws, Py_ssize_t max_len, Py_ssize_t K, int order) noexcept nogil:
@@ -502,7 +500,7 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
     cdef const int* gs
     cdef float* wrow
     cdef double* urow
-    cdef Py_ssize_t r, max_nnz
+    cdef Py_ssize_t r
     cdef lc_cow_t cow
     if workspace_alloc(&ws, max_len, K, order) != 0:
         workspace_free(&ws)
@@ -512,17 +510,6 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
         cow.bits = ov.bits
         cow.slot = ov.slot
         cow.pool = ov.pool_w
-        cow.p0 = 0
-        max_nnz = 1
-        for i in range(n_visit):
-            s = visit_order[i]
-            p = indptr[sent_offsets[s + 1]] - indptr[sent_offsets[s]]
-            if p > max_nnz:
-                max_nnz = p
-        cow.rowp = <const float**>malloc(max_nnz * sizeof(float*))
-        if cow.rowp == NULL:
-            workspace_free(&ws)
-            return -1
         ws.cow = &cow
     if binary >= 0:
         ws.binary = binary
@@ -585,8 +572,6 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
                                     (pred[t - 2] * K + pred[t - 1]) * K + pred[t], -1.0, cs)
         c += 1.0
     workspace_free(&ws)
-    if ov != NULL:
-        free(cow.rowp)
     counter[0] = c
     n_sent_err_out[0] = n_sent_err
     n_tok_err_out[0] = n_tok_err

@@ -62,26 +62,19 @@ static inline ptrdiff_t lc_pad8(ptrdiff_t K) { return (K + 7) & ~(ptrdiff_t)7; }
 /* Copy-on-write rows of a parameter-mixing shard (see _sequence.pyx, Overlay):
  * the shard reads the shared weights W except at the rows it has updated, whose
  * current values live in its own pool: bit f of `bits` set <=> row f is
- * pool + (slot[f] - 1) * K.  lc_emission_f32_cow first resolves the weight row
- * of every CSR entry of the sentence into rowp (rowp[p - p0], p0 the sentence's
- * first entry; independent lookups the CPU overlaps), then runs the kernels
- * below on those pointers (prefetching them ahead as the plain kernels prefetch
- * W's rows).  The plain kernels pass cow = NULL (the test is then removed at
- * compile time: the callers below are specialised on it). */
+ * pool + (slot[f] - 1) * K.  The plain kernels pass NULL (the test is then
+ * removed at compile time: the callers below are specialised on it). */
 typedef struct {
     const unsigned long long *bits;
     const int *slot;
     const float *pool;
-    const float **rowp;       /* one pointer per CSR entry of the longest sentence */
-    ptrdiff_t p0;
 } lc_cow_t;
 
-LC_INLINE const float *lc_row(const float *W, ptrdiff_t K, const int *ind, ptrdiff_t p,
-                              const lc_cow_t *cow)
+LC_INLINE const float *lc_row(const float *W, ptrdiff_t K, int f, const lc_cow_t *cow)
 {
-    if (cow != NULL)
-        return cow->rowp[p - cow->p0];
-    return W + (ptrdiff_t)ind[p] * K;
+    if (cow != NULL && ((cow->bits[(size_t)f >> 6] >> ((unsigned)f & 63u)) & 1ull))
+        return cow->pool + (ptrdiff_t)(cow->slot[f] - 1) * K;
+    return W + (ptrdiff_t)f * K;
 }
 
 /* 0: scalar, 1: SSE2, 2: AVX2; -1 until first use */
@@ -132,7 +125,7 @@ LC_INLINE void lc_emission_scalar_impl(const float *W, ptrdiff_t K, const int *i
         for (k = 0; k < K; k++)
             erow[k] = 0.0f;
         for (p = indptr[row0 + t]; p < indptr[row0 + t + 1]; p++) {
-            const float *wrow = lc_row(W, K, ind, p, cow);
+            const float *wrow = lc_row(W, K, ind[p], cow);
             if (binary) {
                 for (k = 0; k < K; k++)
                     erow[k] += wrow[k];
@@ -222,9 +215,9 @@ LC_INLINE void lc_emission_sse_blocks(const float *W, ptrdiff_t K, const int *in
         for (b = 0; b < nb; b++)
             acc[b] = _mm_setzero_ps();
         for (p = indptr[row0 + t]; p < p1; p++) {
-            const float *wrow = lc_row(W, K, ind, p, cow) + k0;
+            const float *wrow = lc_row(W, K, ind[p], cow) + k0;
             if (p + LC_PREFETCH_AHEAD < pend)
-                LC_PREFETCH(lc_row(W, K, ind, p + LC_PREFETCH_AHEAD, cow) + k0);
+                LC_PREFETCH(W + (ptrdiff_t)ind[p + LC_PREFETCH_AHEAD] * K + k0);
             if (binary) {
                 for (b = 0; b < nb - 1; b++)
                     acc[b] = _mm_add_ps(acc[b], _mm_loadu_ps(wrow + 4 * b));
@@ -350,9 +343,9 @@ LC_INLINE LC_TARGET_AVX2 void lc_emission_avx_blocks(
         for (b = 0; b < nb; b++)
             acc[b] = _mm256_setzero_ps();
         for (p = indptr[row0 + t]; p < p1; p++) {
-            const float *wrow = lc_row(W, K, ind, p, cow) + k0;
+            const float *wrow = lc_row(W, K, ind[p], cow) + k0;
             if (p + LC_PREFETCH_AHEAD < pend)
-                LC_PREFETCH(lc_row(W, K, ind, p + LC_PREFETCH_AHEAD, cow) + k0);
+                LC_PREFETCH(W + (ptrdiff_t)ind[p + LC_PREFETCH_AHEAD] * K + k0);
             if (binary) {
                 for (b = 0; b < nb - 1; b++)
                     acc[b] = _mm256_add_ps(acc[b], _mm256_loadu_ps(wrow + 8 * b));
@@ -475,17 +468,9 @@ static void lc_emission_f32(const float *W, ptrdiff_t K, const int *ind, const d
 /* lc_emission_f32 with the rows of `cow` read from its pool (see lc_cow_t) */
 static void lc_emission_f32_cow(const float *W, ptrdiff_t K, const int *ind, const double *data,
                             const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary,
-                            float *E, ptrdiff_t ldE, lc_cow_t *cow)
+                            float *E, ptrdiff_t ldE, const lc_cow_t *cow)
 {
     const int level = lc_simd_level();
-    const ptrdiff_t p0 = indptr[row0], p1 = indptr[row0 + n];
-    ptrdiff_t p;
-    for (p = p0; p < p1; p++) {
-        const int f = ind[p];
-        cow->rowp[p - p0] = ((cow->bits[(size_t)f >> 6] >> ((unsigned)f & 63u)) & 1ull)
-            ? cow->pool + (ptrdiff_t)(cow->slot[f] - 1) * K : W + (ptrdiff_t)f * K;
-    }
-    cow->p0 = p0;
 #ifdef LC_HAVE_AVX2_DISPATCH
     if (level >= 2) {
         lc_emission_avx2_cow(W, K, ind, data, indptr, row0, n, binary, E, ldE, cow);
