@@ -19,7 +19,7 @@ validates every array: no bounds checks happen here.
 from cython cimport floating
 from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 
 from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
 
@@ -33,14 +33,6 @@ cdef extern from "_sequence_simd.h" nogil:
     void lc_emission_f32(const float* W, Py_ssize_t K, const int* ind, const double* data,
                          const int* indptr, Py_ssize_t row0, Py_ssize_t n, int binary,
                          float* E, Py_ssize_t ldE)
-    ctypedef struct lc_cow_t:
-        const unsigned long long* bits
-        const int* slot
-        const float* pool
-    void lc_emission_f32_cow(const float* W, Py_ssize_t K, const int* ind,
-                             const double* data, const int* indptr, Py_ssize_t row0,
-                             Py_ssize_t n, int binary, float* E, Py_ssize_t ldE,
-                             const lc_cow_t* cow)
     void lc_pad_trans(const float* trans, Py_ssize_t K, float* Tp, float* Tt)
     void lc_set_trans(const float* trans, Py_ssize_t K, Py_ssize_t j, Py_ssize_t k,
                       float* Tp, float* Tt)
@@ -235,7 +227,6 @@ cdef struct Workspace:
     float* Tp          # K * Kp: trans, padded (refreshed by the caller, lc_pad_trans)
     float* Tt          # K * Kp: trans transposed, padded with -inf (lc_pad_trans)
     int binary         # every data value is 1.0
-    const lc_cow_t* cow    # NULL, or a mixing shard's copy-on-write rows (float32 W)
 
 
 cdef int workspace_alloc(Workspace* ws, Py_ssize_t max_len, Py_ssize_t K, int order) noexcept nogil:
@@ -252,7 +243,6 @@ cdef int workspace_alloc(Workspace* ws, Py_ssize_t max_len, Py_ssize_t K, int or
     ws.Tp = <float*>calloc(K * Kp, sizeof(float))
     ws.Tt = <float*>calloc(K * Kp, sizeof(float))
     ws.binary = 0
-    ws.cow = NULL
     if (ws.E == NULL or ws.delta == NULL or ws.back == NULL or ws.path == NULL
             or ws.Ep == NULL or ws.Dp == NULL or ws.Tp == NULL or ws.Tt == NULL):
         return -1
@@ -281,18 +271,11 @@ cdef double decode_sentence(const floating* W, const floating* trans, const floa
     if floating is float:
         if order == 1:            # SIMD emission and max-only forward pass, padded rows
             Kp = lc_pad8(K)
-            if ws.cow != NULL:
-                lc_emission_f32_cow(W, K, indices, data, indptr, row0, n, ws.binary, ws.Ep, Kp,
-                                    ws.cow)
-            else:
-                lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, ws.Ep, Kp)
+            lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, ws.Ep, Kp)
             if gold != NULL:
                 add_hamming(ws.Ep, n, K, Kp, gold, loss_weight)
             return lc_viterbi1_f32(ws.Ep, n, K, trans, ws.Tp, ws.Tt, start, stop, ws.Dp, out)
-        if ws.cow != NULL:
-            lc_emission_f32_cow(W, K, indices, data, indptr, row0, n, ws.binary, E, K, ws.cow)
-        else:
-            lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, E, K)
+        lc_emission_f32(W, K, indices, data, indptr, row0, n, ws.binary, E, K)
     else:
         emission_scores(W, K, indices, data, indptr, row0, n, E)
     if gold != NULL:
@@ -451,30 +434,23 @@ cdef inline void avg_add(float* w, double* u, Py_ssize_t j, double delta, double
 
 
 cdef struct Overlay:
-    # A parameter-mixing shard's copy-on-write emission rows (see
-    # perceptron_epoch_shard): the shared weights W are read, never written; the
-    # rows the shard updates live in its pools: slot[f] = 0 (row f not updated) or
-    # r + 1 (its weights are pool_w[r], its averaging sums pool_u[r]); bit f of
-    # bits = (slot[f] != 0); rows[r] = f for the n_rows rows in use.
+    # A parameter-mixing shard's averaging sums of the emission rows it updated (see
+    # perceptron_epoch_shard): slot[f] = 0 (row f not updated) or r + 1 (its sums are
+    # pool_u[r]); rows[r] = f for the n_rows rows in use.
     int* slot
-    unsigned long long* bits
     int* rows
-    float* pool_w
     double* pool_u
     Py_ssize_t n_rows
 
 
-cdef inline Py_ssize_t overlay_row(Overlay* ov, const float* W, Py_ssize_t f,
-                                   Py_ssize_t K) noexcept nogil:
-    """The pool row of feature f (at the row's first update: W[f] copied, sums zero)."""
-    cdef Py_ssize_t r = ov.slot[f] - 1
+cdef inline Py_ssize_t overlay_row(Overlay* ov, Py_ssize_t f, Py_ssize_t K) noexcept nogil:
+    """The pool row of feature f's sums (zero at the row's first update)."""
+    cdef Py_ssize_t r = ov.slot[f] - 1, k
     if r < 0:
         r = ov.n_rows
         ov.n_rows = r + 1
         ov.rows[r] = <int>f
         ov.slot[f] = <int>(r + 1)
-        ov.bits[f >> 6] |= (<unsigned long long>1) << (f & 63)
-        memcpy(ov.pool_w + r * K, W + f * K, K * sizeof(float))
         memset(ov.pool_u + r * K, 0, K * sizeof(double))
     return r
 
@@ -487,10 +463,9 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
                 Py_ssize_t n_visit, int binary, double sum_scale, Overlay* ov,
                 unsigned char* touched, double* counter, Py_ssize_t* n_sent_err_out,
                 Py_ssize_t* n_tok_err_out) noexcept nogil:
-    """The perceptron epoch (see perceptron_epoch); with ``ov`` the emission rows
-    are copy-on-write: ``W`` is read only, the updated rows and their averaging
-    sums live in the shard's overlay (U_W is not used).  Returns -1 when the
-    workspace cannot be allocated."""
+    """The perceptron epoch (see perceptron_epoch); with ``ov`` the averaging sums
+    of the emission rows go to the shard's compact overlay (U_W is not
+    written).  Returns -1 when the workspace cannot be allocated."""
     cdef Workspace ws
     cdef Py_ssize_t i, s, row0, n, t, p, f
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
@@ -500,17 +475,10 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
     cdef const int* gs
     cdef float* wrow
     cdef double* urow
-    cdef Py_ssize_t r
-    cdef lc_cow_t cow
     if workspace_alloc(&ws, max_len, K, order) != 0:
         workspace_free(&ws)
         return -1
     pred = ws.path
-    if ov != NULL:
-        cow.bits = ov.bits
-        cow.slot = ov.slot
-        cow.pool = ov.pool_w
-        ws.cow = &cow
     if binary >= 0:
         ws.binary = binary
     elif data_ptr != NULL:
@@ -537,15 +505,13 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
                 for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
                     f = ind_ptr[p]
                     v = data_ptr[p]
+                    wrow = W + f * K
                     if ov == NULL:
-                        wrow = W + f * K
                         urow = U_W + f * K
                         if touched != NULL:
                             touched[f] = 1
                     else:
-                        r = overlay_row(ov, W, f, K)
-                        wrow = ov.pool_w + r * K
-                        urow = ov.pool_u + r * K
+                        urow = ov.pool_u + overlay_row(ov, f, K) * K
                     avg_add(wrow, urow, g, v, cs)      # W[f, g] += v
                     avg_add(wrow, urow, y, -v, cs)     # W[f, y] -= v
             if differs:
@@ -662,7 +628,7 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
 
 # ------------------------------------------- iterative parameter mixing --
 
-def perceptron_epoch_shard(const float[:, ::1] W,
+def perceptron_epoch_shard(float[:, ::1] W,
                            float[:, ::1] trans, double[:, ::1] U_trans,
                            float[::1] trans2, double[::1] U_trans2,
                            float[::1] start, double[::1] U_start,
@@ -670,25 +636,21 @@ def perceptron_epoch_shard(const float[:, ::1] W,
                            const int[::1] indices, const double[::1] data,
                            const int[::1] indptr, const long long[::1] sent_offsets,
                            const int[::1] gold, const int[::1] visit_order,
-                           int[::1] slot, unsigned long long[::1] bits, int[::1] rows,
-                           float[:, ::1] pool_w, double[:, ::1] pool_u,
+                           int[::1] slot, int[::1] rows, double[:, ::1] pool_u,
                            Py_ssize_t n_old_rows, *, int order=1, double counter=1.0,
                            int binary=-1, double sum_scale=1.0):
     """One shard's epoch of iterative parameter mixing, without the GIL.
 
     The perceptron epoch of :func:`perceptron_epoch` on the sentences of
-    ``visit_order`` from the shared emission weights ``W``, which it only
-    reads (every shard of the epoch reads the same array), with private
-    copies of the small arrays (their sums in ``U_*``).  The emission rows
-    are copy-on-write: at its first update the shard copies row ``f`` of
-    ``W`` into its pool, ``pool_w[r]`` (its averaging sums ``pool_u[r]``
-    start at zero), sets ``slot[f] = r + 1``, bit ``f`` of ``bits`` and
-    ``rows[r] = f``; from then on it decodes and updates with the pool row.
-    The shard's weights are thus ``W`` with its pool rows substituted: bit for
-    bit those of a perceptron epoch on a private dense copy of ``W``.
-    ``slot`` (F,) and ``bits`` (ceil(F / 64),) start all zero; the first
-    ``n_old_rows`` entries of ``rows`` (the previous epoch's overlay) are
-    cleared first.  ``pool_w`` and ``pool_u`` need F rows (allocate them with
+    ``visit_order``, on the shard's own weights (``W`` -- the model's array
+    for shard 0, a private copy for the others -- and private copies of the
+    small arrays, their sums in ``U_*``), bit for bit.  The averaging sums of
+    the emission rows go to a compact *overlay* instead of a dense array:
+    ``slot`` (F,) int32, ``slot[f] = r + 1`` when row ``f`` was updated and its
+    sums are ``pool_u[r]`` (zero at the first update), ``rows[r] = f``; so
+    the overlay also lists the rows the shard updated.  ``slot`` starts all
+    zero; the first ``n_old_rows`` entries of ``rows`` (the previous epoch's
+    overlay) are cleared first.  ``pool_u`` needs F rows (allocate it with
     ``np.empty``: only the rows used take memory).
 
     Returns (counter, n_sentence_errors, n_token_errors, n_rows).
@@ -702,13 +664,10 @@ def perceptron_epoch_shard(const float[:, ::1] W,
     n_tokens = _check_epoch_args(F, K, trans, start, stop, trans2, order, indices, data,
                                  indptr, sent_offsets, gold, visit_order,
                                  (None, U_trans, U_trans2, U_start, U_stop))
-    if (slot.shape[0] != F or rows.shape[0] != F or bits.shape[0] != (F + 63) // 64
-            or pool_w.shape[0] != F or pool_w.shape[1] != K
-            or pool_u.shape[0] != F or pool_u.shape[1] != K):
-        raise ValueError("perceptron_epoch_shard: slot and rows need F entries, bits "
-                         "ceil(F / 64), pool_w and pool_u the shape of W")
-    if F == 0 or K == 0:
-        raise ValueError("perceptron_epoch_shard: W must have rows and columns")
+    if (slot.shape[0] != F or rows.shape[0] != F or pool_u.shape[0] != F
+            or pool_u.shape[1] != K):
+        raise ValueError("perceptron_epoch_shard: slot and rows need F entries, pool_u the "
+                         "shape of W")
     if not 0 <= n_old_rows <= F:
         raise ValueError("n_old_rows must be in [0, F]")
     for i in range(n_old_rows):
@@ -716,17 +675,14 @@ def perceptron_epoch_shard(const float[:, ::1] W,
             raise ValueError("rows holds %d, outside [0, %d)" % (rows[i], F))
     max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)
     ov.slot = &slot[0]
-    ov.bits = &bits[0]
     ov.rows = &rows[0]
-    ov.pool_w = &pool_w[0, 0]
     ov.pool_u = &pool_u[0, 0]
     ov.n_rows = 0
     with nogil:
         for i in range(n_old_rows):
             slot[rows[i]] = 0
-            bits[rows[i] >> 6] = 0
         if n_visit > 0:
-            status = _epoch(<float*>&W[0, 0], NULL, &trans[0, 0], &U_trans[0, 0],
+            status = _epoch(&W[0, 0], NULL, &trans[0, 0], &U_trans[0, 0],
                             &trans2[0] if trans2.shape[0] > 0 else NULL,
                             &U_trans2[0] if U_trans2.shape[0] > 0 else NULL,
                             &start[0], &U_start[0], &stop[0], &U_stop[0], K, order,
@@ -741,42 +697,35 @@ def perceptron_epoch_shard(const float[:, ::1] W,
     return c, n_sent_err, n_tok_err, ov.n_rows
 
 
-def mix_shard_rows(Py_ssize_t owner, float[:, ::1] W, double[:, ::1] U_W, list slots,
-                   list bits, list pools_w, list pools_u, const int[::1] rows,
-                   Py_ssize_t n_rows):
+def mix_shard_rows(Py_ssize_t owner, list shard_w, double[:, ::1] U_W, list slots,
+                   list pools_u, const int[::1] rows, Py_ssize_t n_rows):
     """Iterative parameter mixing of the emission rows shard ``owner`` updated.
 
-    Shard ``j``'s weights are ``W`` with its copy-on-write rows substituted
-    (``slots[j]``, ``bits[j]``, ``pools_w[j]``: see
-    :func:`perceptron_epoch_shard`).  For each of the first ``n_rows`` entries
-    f of ``rows`` (shard ``owner``'s overlay) that no earlier shard updated --
-    so every row is mixed by exactly one call, and the calls of different
-    owners can run in parallel --: ``W[f] := float32(sum_j w_j[f] / n)``, the
-    shards' rows summed in float64 in shard order (``W[f]`` for a shard that
-    did not update it), and ``U_W[f] += pool_u_j[row]`` in shard order over
-    the shards that updated it.  (Rows no shard updated keep ``W[f]``, the
-    mean of equal rows.)  The overlays are read only (each shard clears its
-    own at its next epoch).
+    ``shard_w[j]`` is shard ``j``'s weight matrix (shard 0: the model's).  For
+    each of the first ``n_rows`` entries f of ``rows`` (shard ``owner``'s
+    overlay, see :func:`perceptron_epoch_shard`) that no earlier shard
+    updated -- so every row is mixed by exactly one call, and the calls of
+    different owners can run in parallel --: every ``shard_w[j][f] :=
+    float32(sum_j shard_w[j][f] / n)``, summed in float64 in shard order, and
+    ``U_W[f] += pool_u_j[row]`` in shard order over the shards that updated
+    it.  (Rows no shard updated are equal in every shard already.)  The
+    overlays are read only (each shard clears its own at its next epoch).
     """
     cdef Py_ssize_t n = len(slots), F = U_W.shape[0], K = U_W.shape[1]
     cdef Py_ssize_t i, j, k, f, r
     cdef int[::1] sv
-    cdef unsigned long long[::1] bv
-    cdef float[:, ::1] pw
+    cdef float[:, ::1] wv
     cdef double[:, ::1] pu
-    if not (len(bits) == len(pools_w) == len(pools_u) == n) or not 0 <= owner < n:
-        raise ValueError("mix_shard_rows: one slot array, bit set and pair of pools per shard")
-    if W.shape[0] != F or W.shape[1] != K:
-        raise ValueError("mix_shard_rows: W and U_W have different shapes")
+    if not (len(shard_w) == len(pools_u) == n) or not 0 <= owner < n:
+        raise ValueError("mix_shard_rows: one weight matrix, slot array and pool per shard")
     if not 0 <= n_rows <= rows.shape[0]:
         raise ValueError("mix_shard_rows: n_rows must be at most len(rows)")
     for j in range(n):
         sv = slots[j]
-        bv = bits[j]
-        pw = pools_w[j]
+        wv = shard_w[j]
         pu = pools_u[j]
-        if (sv.shape[0] != F or bv.shape[0] != (F + 63) // 64 or pw.shape[0] != F
-                or pw.shape[1] != K or pu.shape[0] != F or pu.shape[1] != K):
+        if (sv.shape[0] != F or wv.shape[0] != F or wv.shape[1] != K
+                or pu.shape[0] != F or pu.shape[1] != K):
             raise ValueError("mix_shard_rows: shard %d has the wrong shapes" % j)
     for i in range(n_rows):
         if not 0 <= rows[i] < F:
@@ -784,28 +733,22 @@ def mix_shard_rows(Py_ssize_t owner, float[:, ::1] W, double[:, ::1] U_W, list s
     if n_rows == 0:
         return
     cdef int** sp = <int**>malloc(n * sizeof(int*))
-    cdef unsigned long long** bp = <unsigned long long**>malloc(n * sizeof(unsigned long long*))
     cdef float** wp = <float**>malloc(n * sizeof(float*))
     cdef double** up = <double**>malloc(n * sizeof(double*))
-    cdef const float** src = <const float**>malloc(n * sizeof(float*))
-    if sp == NULL or bp == NULL or wp == NULL or up == NULL or src == NULL:
+    if sp == NULL or wp == NULL or up == NULL:
         free(sp)
-        free(bp)
         free(wp)
         free(up)
-        free(src)
         raise MemoryError()
     for j in range(n):
         sv = slots[j]
-        bv = bits[j]
-        pw = pools_w[j]
+        wv = shard_w[j]
         pu = pools_u[j]
         sp[j] = &sv[0]
-        bp[j] = &bv[0]
-        wp[j] = &pw[0, 0]
+        wp[j] = &wv[0, 0]
         up[j] = &pu[0, 0]
     cdef double mean, denom = <double>n
-    cdef float* w0 = &W[0, 0]
+    cdef float value
     cdef double* u0 = &U_W[0, 0]
     cdef bint earlier
     with nogil:
@@ -813,26 +756,23 @@ def mix_shard_rows(Py_ssize_t owner, float[:, ::1] W, double[:, ::1] U_W, list s
             f = rows[i]
             earlier = False
             for j in range(owner):
-                if (bp[j][f >> 6] >> (f & 63)) & 1:
+                if sp[j][f] != 0:
                     earlier = True
                     break
             if earlier:
                 continue
-            for j in range(n):
-                r = sp[j][f] - 1 if (bp[j][f >> 6] >> (f & 63)) & 1 else -1
-                src[j] = wp[j] + r * K if r >= 0 else w0 + f * K
             for k in range(K):
                 mean = 0.0
                 for j in range(n):
-                    mean += src[j][k]
-                w0[f * K + k] = <float>(mean / denom)
+                    mean += wp[j][f * K + k]
+                value = <float>(mean / denom)
+                for j in range(n):
+                    wp[j][f * K + k] = value
             for j in range(n):
-                if src[j] != w0 + f * K:
-                    r = sp[j][f] - 1
+                r = sp[j][f] - 1
+                if r >= 0:
                     for k in range(K):
                         u0[f * K + k] += up[j][r * K + k]
     free(sp)
-    free(bp)
     free(wp)
     free(up)
-    free(src)

@@ -59,24 +59,6 @@
 
 static inline ptrdiff_t lc_pad8(ptrdiff_t K) { return (K + 7) & ~(ptrdiff_t)7; }
 
-/* Copy-on-write rows of a parameter-mixing shard (see _sequence.pyx, Overlay):
- * the shard reads the shared weights W except at the rows it has updated, whose
- * current values live in its own pool: bit f of `bits` set <=> row f is
- * pool + (slot[f] - 1) * K.  The plain kernels pass NULL (the test is then
- * removed at compile time: the callers below are specialised on it). */
-typedef struct {
-    const unsigned long long *bits;
-    const int *slot;
-    const float *pool;
-} lc_cow_t;
-
-LC_INLINE const float *lc_row(const float *W, ptrdiff_t K, int f, const lc_cow_t *cow)
-{
-    if (cow != NULL && ((cow->bits[(size_t)f >> 6] >> ((unsigned)f & 63u)) & 1ull))
-        return cow->pool + (ptrdiff_t)(cow->slot[f] - 1) * K;
-    return W + (ptrdiff_t)f * K;
-}
-
 /* 0: scalar, 1: SSE2, 2: AVX2; -1 until first use */
 static int lc_simd_level_ = -1;
 
@@ -114,10 +96,9 @@ static int lc_simd_set_level(int level)
 
 /* ------------------------------------------------------------- scalar -- */
 
-LC_INLINE void lc_emission_scalar_impl(const float *W, ptrdiff_t K, const int *ind,
+static void lc_emission_scalar(const float *W, ptrdiff_t K, const int *ind,
                                const double *data, const int *indptr, ptrdiff_t row0,
-                               ptrdiff_t n, int binary, float *E, ptrdiff_t ldE,
-                               const lc_cow_t *cow)
+                               ptrdiff_t n, int binary, float *E, ptrdiff_t ldE)
 {
     ptrdiff_t t, p, k;
     for (t = 0; t < n; t++) {
@@ -125,7 +106,7 @@ LC_INLINE void lc_emission_scalar_impl(const float *W, ptrdiff_t K, const int *i
         for (k = 0; k < K; k++)
             erow[k] = 0.0f;
         for (p = indptr[row0 + t]; p < indptr[row0 + t + 1]; p++) {
-            const float *wrow = lc_row(W, K, ind[p], cow);
+            const float *wrow = W + (ptrdiff_t)ind[p] * K;
             if (binary) {
                 for (k = 0; k < K; k++)
                     erow[k] += wrow[k];
@@ -136,19 +117,6 @@ LC_INLINE void lc_emission_scalar_impl(const float *W, ptrdiff_t K, const int *i
             }
         }
     }
-}
-
-static void lc_emission_scalar(const float *W, ptrdiff_t K, const int *ind, const double *data,
-        const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE)
-{
-    lc_emission_scalar_impl(W, K, ind, data, indptr, row0, n, binary, E, ldE, NULL);
-}
-
-static void lc_emission_scalar_cow(const float *W, ptrdiff_t K, const int *ind, const double *data,
-        const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE,
-        const lc_cow_t *cow)
-{
-    lc_emission_scalar_impl(W, K, ind, data, indptr, row0, n, binary, E, ldE, cow);
 }
 
 static void lc_forward_scalar(const float *E, ptrdiff_t n, ptrdiff_t K, ptrdiff_t Kp,
@@ -204,8 +172,7 @@ LC_INLINE void lc_store_partial_sse(float *p, __m128 v, ptrdiff_t r)
 LC_INLINE void lc_emission_sse_blocks(const float *W, ptrdiff_t K, const int *ind,
                                       const double *data, const int *indptr, ptrdiff_t row0,
                                       ptrdiff_t n, int binary, float *E, ptrdiff_t ldE,
-                                      ptrdiff_t k0, const int nb, ptrdiff_t r,
-                                      const lc_cow_t *cow)
+                                      ptrdiff_t k0, const int nb, ptrdiff_t r)
 {
     ptrdiff_t t, p, pend = indptr[row0 + n];
     int b;
@@ -215,7 +182,7 @@ LC_INLINE void lc_emission_sse_blocks(const float *W, ptrdiff_t K, const int *in
         for (b = 0; b < nb; b++)
             acc[b] = _mm_setzero_ps();
         for (p = indptr[row0 + t]; p < p1; p++) {
-            const float *wrow = lc_row(W, K, ind[p], cow) + k0;
+            const float *wrow = W + (ptrdiff_t)ind[p] * K + k0;
             if (p + LC_PREFETCH_AHEAD < pend)
                 LC_PREFETCH(W + (ptrdiff_t)ind[p + LC_PREFETCH_AHEAD] * K + k0);
             if (binary) {
@@ -244,9 +211,9 @@ LC_INLINE void lc_emission_sse_blocks(const float *W, ptrdiff_t K, const int *in
     }
 }
 
-LC_INLINE void lc_emission_sse_impl(const float *W, ptrdiff_t K, const int *ind, const double *data,
+static void lc_emission_sse(const float *W, ptrdiff_t K, const int *ind, const double *data,
                             const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary,
-                            float *E, ptrdiff_t ldE, const lc_cow_t *cow)
+                            float *E, ptrdiff_t ldE)
 {
     ptrdiff_t k0;
     for (k0 = 0; k0 < K; k0 += 32) {
@@ -254,29 +221,16 @@ LC_INLINE void lc_emission_sse_impl(const float *W, ptrdiff_t K, const int *ind,
         const int nb = (int)((width + 3) / 4);
         const ptrdiff_t r = width - 4 * (nb - 1);
         switch (nb) {
-        case 1: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 1, r, cow); break;
-        case 2: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 2, r, cow); break;
-        case 3: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 3, r, cow); break;
-        case 4: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 4, r, cow); break;
-        case 5: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 5, r, cow); break;
-        case 6: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 6, r, cow); break;
-        case 7: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 7, r, cow); break;
-        default: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 8, r, cow); break;
+        case 1: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 1, r); break;
+        case 2: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 2, r); break;
+        case 3: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 3, r); break;
+        case 4: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 4, r); break;
+        case 5: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 5, r); break;
+        case 6: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 6, r); break;
+        case 7: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 7, r); break;
+        default: lc_emission_sse_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 8, r); break;
         }
     }
-}
-
-static void lc_emission_sse(const float *W, ptrdiff_t K, const int *ind, const double *data,
-        const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE)
-{
-    lc_emission_sse_impl(W, K, ind, data, indptr, row0, n, binary, E, ldE, NULL);
-}
-
-static void lc_emission_sse_cow(const float *W, ptrdiff_t K, const int *ind, const double *data,
-        const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE,
-        const lc_cow_t *cow)
-{
-    lc_emission_sse_impl(W, K, ind, data, indptr, row0, n, binary, E, ldE, cow);
 }
 
 /* D[t, k0 .. k0 + 4*nb - 1] from the whole row D[t-1] (all labels of row t-1
@@ -333,7 +287,7 @@ LC_INLINE LC_TARGET_AVX2 __m256i lc_tail_mask(ptrdiff_t r)
 LC_INLINE LC_TARGET_AVX2 void lc_emission_avx_blocks(
     const float *W, ptrdiff_t K, const int *ind, const double *data, const int *indptr,
     ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE, ptrdiff_t k0,
-    const int nb, __m256i mask, const lc_cow_t *cow)
+    const int nb, __m256i mask)
 {
     ptrdiff_t t, p, pend = indptr[row0 + n];
     int b;
@@ -343,7 +297,7 @@ LC_INLINE LC_TARGET_AVX2 void lc_emission_avx_blocks(
         for (b = 0; b < nb; b++)
             acc[b] = _mm256_setzero_ps();
         for (p = indptr[row0 + t]; p < p1; p++) {
-            const float *wrow = lc_row(W, K, ind[p], cow) + k0;
+            const float *wrow = W + (ptrdiff_t)ind[p] * K + k0;
             if (p + LC_PREFETCH_AHEAD < pend)
                 LC_PREFETCH(W + (ptrdiff_t)ind[p + LC_PREFETCH_AHEAD] * K + k0);
             if (binary) {
@@ -368,10 +322,10 @@ LC_INLINE LC_TARGET_AVX2 void lc_emission_avx_blocks(
     }
 }
 
-LC_INLINE LC_TARGET_AVX2 void lc_emission_avx2_impl(const float *W, ptrdiff_t K, const int *ind,
+static LC_TARGET_AVX2 void lc_emission_avx2(const float *W, ptrdiff_t K, const int *ind,
                                             const double *data, const int *indptr,
                                             ptrdiff_t row0, ptrdiff_t n, int binary,
-                                            float *E, ptrdiff_t ldE, const lc_cow_t *cow)
+                                            float *E, ptrdiff_t ldE)
 {
     ptrdiff_t k0;
     for (k0 = 0; k0 < K; k0 += 32) {
@@ -379,25 +333,12 @@ LC_INLINE LC_TARGET_AVX2 void lc_emission_avx2_impl(const float *W, ptrdiff_t K,
         const int nb = (int)((width + 7) / 8);
         const __m256i mask = lc_tail_mask(width - 8 * (nb - 1));
         switch (nb) {
-        case 1: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 1, mask, cow); break;
-        case 2: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 2, mask, cow); break;
-        case 3: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 3, mask, cow); break;
-        default: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 4, mask, cow); break;
+        case 1: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 1, mask); break;
+        case 2: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 2, mask); break;
+        case 3: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 3, mask); break;
+        default: lc_emission_avx_blocks(W, K, ind, data, indptr, row0, n, binary, E, ldE, k0, 4, mask); break;
         }
     }
-}
-
-static LC_TARGET_AVX2 void lc_emission_avx2(const float *W, ptrdiff_t K, const int *ind, const double *data,
-        const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE)
-{
-    lc_emission_avx2_impl(W, K, ind, data, indptr, row0, n, binary, E, ldE, NULL);
-}
-
-static LC_TARGET_AVX2 void lc_emission_avx2_cow(const float *W, ptrdiff_t K, const int *ind, const double *data,
-        const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary, float *E, ptrdiff_t ldE,
-        const lc_cow_t *cow)
-{
-    lc_emission_avx2_impl(W, K, ind, data, indptr, row0, n, binary, E, ldE, cow);
 }
 
 LC_INLINE LC_TARGET_AVX2 void lc_forward_avx_blocks(const float *E, ptrdiff_t t, ptrdiff_t K,
@@ -463,28 +404,6 @@ static void lc_emission_f32(const float *W, ptrdiff_t K, const int *ind, const d
 #endif
     (void)level;
     lc_emission_scalar(W, K, ind, data, indptr, row0, n, binary, E, ldE);
-}
-
-/* lc_emission_f32 with the rows of `cow` read from its pool (see lc_cow_t) */
-static void lc_emission_f32_cow(const float *W, ptrdiff_t K, const int *ind, const double *data,
-                            const int *indptr, ptrdiff_t row0, ptrdiff_t n, int binary,
-                            float *E, ptrdiff_t ldE, const lc_cow_t *cow)
-{
-    const int level = lc_simd_level();
-#ifdef LC_HAVE_AVX2_DISPATCH
-    if (level >= 2) {
-        lc_emission_avx2_cow(W, K, ind, data, indptr, row0, n, binary, E, ldE, cow);
-        return;
-    }
-#endif
-#ifdef LC_HAVE_SSE2
-    if (level >= 1) {
-        lc_emission_sse_cow(W, K, ind, data, indptr, row0, n, binary, E, ldE, cow);
-        return;
-    }
-#endif
-    (void)level;
-    lc_emission_scalar_cow(W, K, ind, data, indptr, row0, n, binary, E, ldE, cow);
 }
 
 /* Tp (K rows of Kp floats) = trans (K x K), zero pad lanes;

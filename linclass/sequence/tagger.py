@@ -489,16 +489,16 @@ class SequenceTagger(BaseEstimator):
         return converged
 
     def _shard_buffers(self, n_shards):
-        """Per shard of parameter mixing: its copy-on-write overlay of emission
-        rows (slot array, bit set, row list, and pools of F rows for the
-        weights and averaging sums, allocated with np.empty, so that only the
-        rows the shard updates take memory)."""
+        """Per shard of parameter mixing: its emission weights (shard 0: the
+        model's; the others: a private copy, made by the shard's own thread at
+        its first epoch) and its overlay of averaging sums (slot and row lists,
+        a pool of F rows allocated with np.empty, so that only the rows the
+        shard updates take memory)."""
         W = self._train_state["weights"][0]
         F, K = W.shape
-        return [{"slot": np.zeros(F, np.int32), "bits": np.zeros((F + 63) // 64, np.uint64),
-                 "rows": np.empty(F, np.int32), "pool_w": np.empty((F, K), np.float32),
-                 "pool_u": np.empty((F, K), np.float64), "n_rows": 0}
-                for j in range(n_shards)]
+        return [{"w": W if j == 0 else None, "slot": np.zeros(F, np.int32),
+                 "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K), np.float64),
+                 "n_rows": 0} for j in range(n_shards)]
 
     def _mixed_epoch(self, pool, shards, Xf, offsets, gold, order, binary=-1):
         """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
@@ -506,23 +506,21 @@ class SequenceTagger(BaseEstimator):
         The shuffled visit order is cut into ``len(shards)`` contiguous shards;
         each thread runs the perceptron epoch on its shard from the current
         weights (the kernel releases the GIL), then the weights become the
-        uniform mean of the shards' weights.  Every shard reads the model's
-        emission weights, unchanged during the epoch, and writes the rows it
-        updates copy-on-write into its own overlay
-        (:func:`_sequence.perceptron_epoch_shard`: the row is copied at its
-        first update, then decoded and updated there, with its averaging sums
-        next to it); the small arrays (transitions, start, stop) are private
-        copies mixed whole.  Only the rows some shard updated are mixed, each
-        by one thread (:func:`_sequence.mix_shard_rows`): the mean of the
-        shards' rows (the model's row for a shard that did not update it).
-        The weights are bit for bit those of dense mixing (every shard on a
-        private copy of the weights).  Averaging stays exact for the mixed
-        trajectory: every shard starts its counter at the epoch's counter and
-        adds ``counter / n * update`` to its own sums, which are added to the
-        model's sums in shard order after the epoch; the counter advances by
-        the longest shard.  The result depends on ``n_jobs`` (the shards) and
-        on the seed, never on thread timing: every array entry is written by
-        one thread, sums in a fixed order.
+        uniform mean of the shards' weights.  Shard 0 trains on the model's
+        own emission weights, shards 1.. on private copies (equal to the mixed
+        ones between epochs); the small arrays (transitions, start, stop) are
+        private copies mixed whole.  Each shard keeps the averaging sums of
+        the emission rows it updates in a compact overlay
+        (:func:`_sequence.perceptron_epoch_shard`), which also lists those
+        rows: only they are mixed, each by one thread
+        (:func:`_sequence.mix_shard_rows`), in every shard's weights.
+        Averaging stays exact for the mixed trajectory: every shard starts
+        its counter at the epoch's counter and adds ``counter / n * update``
+        to its own sums, which are added to the model's sums in shard order
+        after the epoch; the counter advances by the longest shard.  The
+        result depends on ``n_jobs`` (the shards) and on the seed, never on
+        thread timing: every array entry is written by one thread, sums in a
+        fixed order.
         """
         state = self._train_state
         weights, sums = state["weights"], state["sums"]
@@ -532,23 +530,28 @@ class SequenceTagger(BaseEstimator):
         scale = 1.0 / n_shards
         small = [[w.copy() for w in weights[1:]] for _ in range(n_shards)]
         small_sums = [[np.zeros(u.shape, u.dtype) for u in sums[1:]] for _ in range(n_shards)]
+        fresh = c0 == 1.0                  # no update yet: every weight is zero
 
         def run(j):
             sh, w, u = shards[j], small[j], small_sums[j]
+            if sh["w"] is None:            # copied (or calloc'd) in this shard's thread
+                sh["w"] = np.zeros_like(weights[0]) if fresh else weights[0].copy()
             out = _sequence.perceptron_epoch_shard(
-                weights[0], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
+                sh["w"], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
-                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), sh["slot"], sh["bits"],
-                sh["rows"], sh["pool_w"], sh["pool_u"], sh["n_rows"], order=self.order,
-                counter=c0, binary=binary, sum_scale=scale)
+                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), sh["slot"], sh["rows"],
+                sh["pool_u"], sh["n_rows"], order=self.order, counter=c0, binary=binary,
+                sum_scale=scale)
             sh["n_rows"] = out[3]
             return out[:3]
 
         results = list(pool.map(run, range(n_shards)))
-        overlay = [[sh[key] for sh in shards] for key in ("slot", "bits", "pool_w", "pool_u")]
+        shard_w = [sh["w"] for sh in shards]
+        slots = [sh["slot"] for sh in shards]
+        pools_u = [sh["pool_u"] for sh in shards]
 
         def mix(j):
-            _sequence.mix_shard_rows(j, weights[0], sums[0], *overlay, shards[j]["rows"],
+            _sequence.mix_shard_rows(j, shard_w, sums[0], slots, pools_u, shards[j]["rows"],
                                      shards[j]["n_rows"])
 
         list(pool.map(mix, range(n_shards)))
