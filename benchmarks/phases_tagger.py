@@ -12,7 +12,10 @@ pass when ``n_jobs > 1``), ``featurize`` (the template pass: column types,
 key tables, the blocks' merge and remap, CSR checks), ``epoch 1`` and
 ``epochs 2..`` (``perceptron_epoch``, or the shards'
 ``perceptron_epoch_shard`` calls), ``mixing`` (``mix_shard_rows``),
-``averaging`` (the published averaged weights).  Columns: calls, wall time
+``averaging`` (the published averaged weights); with ``n_jobs > 1``
+``shard setup`` (the shards' buffers and private weight copies, made in
+row blocks on the pool's threads, which also map a new model's weight and
+sum arrays: calling-thread CPU only).  Columns: calls, wall time
 of the phase (for the pool calls: summed over the calls of the epoch's
 threads, so the wall column of a phase run in 2 threads is about twice its
 elapsed time), and the thread CPU time of the calls (``time.thread_time`` in
@@ -78,6 +81,7 @@ def profile_fit(data, n_jobs):
     wrap(tagger, "_encode_label_sequences", "labels")
     wrap(SequenceTagger, "_featurize", "featurize")
     wrap(SequenceTagger, "_publish_weights", "averaging")
+    wrap(SequenceTagger, "_shard_buffers", "shard setup")
     wrap(_sequence, "perceptron_epoch", epoch_label)
     wrap(_sequence, "perceptron_epoch_shard", epoch_label)
     wrap(_sequence, "mix_shard_rows", "mixing")
@@ -111,7 +115,8 @@ def profile_fit(data, n_jobs):
     print("n_jobs=%d: fit wall %.3f s, CPU (all threads) %.3f s, F1 %.4f, %d epochs, "
           "%d token errors" % (n_jobs, wall, cpu, 100 * f1, model.n_iter_, errors))
     print("  %-11s %6s %10s %14s" % ("phase", "calls", "wall s", "thread CPU s"))
-    for label in ("labels", "featurize", "epoch 1", "epochs 2..", "mixing", "averaging"):
+    for label in ("labels", "featurize", "shard setup", "epoch 1", "epochs 2..", "mixing",
+                  "averaging"):
         if label in stats:
             n, w, t = stats[label]
             print("  %-11s %6d %10.3f %14.3f" % (label, n, w, t))
