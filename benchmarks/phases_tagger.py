@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/phases_tagger.py [--quick] [--n-jobs 1 2] [--repeat 3] [--data DIR]
+                                       [--scaling]
 
 For each ``n_jobs`` (interleaved, ``--repeat`` times): one fit with the
 chunking template and the defaults of ``benchmarks/bench_distributed.py``
@@ -24,6 +25,15 @@ gives the fit's elapsed wall time and the CPU time of all threads.  Epoch 1
 is separate because it first touches the weight and sum arrays (page faults:
 on this machine 150-400 ms for the ~95 MB, more with transparent huge pages
 being compacted), which later epochs do not pay.
+
+``--scaling`` then measures what two threads can gain on this machine at
+best, with no mixing and no updates (interleaved, median of ``--repeat``
+rounds of 1 and 2 threads on the same work): ``decode``, the read-only part
+of an epoch (Viterbi of all training sentences with the fitted emission
+matrix: the same scattered row reads of a F x K float32 matrix, in 2
+sentence halves for 2 threads), and ``stream``, a sequential sum of a 256 MB
+float64 array (memory bandwidth).  A speed-up well below 2 there bounds the
+speed-up of the epochs.
 """
 import argparse
 import collections
@@ -123,6 +133,43 @@ def profile_fit(data, n_jobs):
     return model
 
 
+def scaling(model, X, repeat):
+    """1 vs 2 threads on decoding (the epoch's read-only part) and on a streaming sum."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    from linclass._core import _sequence
+    from linclass.sequence.tagger import _binary_flag
+    Xf, offsets = model._featurize(X, fit=False)
+    n_sent = len(offsets) - 1
+    out, scores = np.zeros(Xf.shape[0], np.int32), np.zeros(n_sent)
+    args = (model.emission_, model.transitions_, model.transitions2_, model.start_,
+            model.stop_, Xf.indices, Xf.data, Xf.indptr, offsets, out, scores)
+    binary = _binary_flag(Xf)
+    big = np.ones(32 * 2 ** 20)
+
+    def decode(a, b):
+        _sequence.viterbi_batch(*args, order=model.order, first=int(a), last=int(b),
+                                binary=binary)
+
+    def stream(a, b):
+        big[a:b].sum()
+
+    with ThreadPoolExecutor(2) as pool:
+        for name, fn, n in (("decode", decode, n_sent), ("stream", stream, big.size)):
+            times = {1: [], 2: []}
+            for _ in range(max(1, repeat)):
+                for j in (1, 2):
+                    bounds = np.linspace(0, n, j + 1).astype(np.int64)
+                    w0 = time.perf_counter()
+                    list(pool.map(lambda k: fn(bounds[k], bounds[k + 1]), range(j)))
+                    times[j].append(time.perf_counter() - w0)
+            one, two = np.median(times[1]), np.median(times[2])
+            print("scaling %-7s 1 thread %8.1f ms, 2 threads %8.1f ms: %.2fx"
+                  % (name, 1e3 * one, 1e3 * two, one / two))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -130,13 +177,18 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=pathlib.Path, default=None,
                         help="benchmark data folder (default: as benchmarks/run.py)")
+    parser.add_argument("--scaling", action="store_true",
+                        help="also time decoding and a streaming pass in 1 and 2 threads")
     args = parser.parse_args(argv)
     data = _conll2000(args.data or _harness.default_data_dir(), args.quick)
     print("CoNLL-2000 chunking: %d training sentences, %d test sentences"
           % (len(data[0]), len(data[2])))
+    model = None
     for _ in range(args.repeat):
         for n_jobs in args.n_jobs:
-            profile_fit(data, n_jobs)
+            model = profile_fit(data, n_jobs)
+    if args.scaling and model is not None:
+        scaling(model, data[0], max(args.repeat, 5))
 
 
 if __name__ == "__main__":
