@@ -14,9 +14,7 @@ key tables, the blocks' merge and remap, CSR checks), ``epoch 1`` and
 ``epochs 2..`` (``perceptron_epoch``, or the shards'
 ``perceptron_epoch_shard`` calls), ``mixing`` (``mix_shard_rows``),
 ``averaging`` (the published averaged weights); with ``n_jobs > 1``
-``shard setup`` (the shards' buffers and private weight copies, made in
-row blocks on the pool's threads, which also map a new model's weight and
-sum arrays: calling-thread CPU only).  Columns: calls, wall time
+``shard setup`` (the shards' buffers).  Columns: calls, wall time
 of the phase (for the pool calls: summed over the calls of the epoch's
 threads, so the wall column of a phase run in 2 threads is about twice its
 elapsed time), and the thread CPU time of the calls (``time.thread_time`` in

@@ -404,7 +404,7 @@ class SequenceTagger(BaseEstimator):
             start, stop = np.zeros(K, np.float32), np.zeros(K, np.float32)
         weights = [W, trans, trans2, start, stop]
         sums = [np.zeros(a.shape, np.float64) for a in weights]
-        # "untouched": every weight and sum is zero and their pages are not mapped yet
+        # "untouched": every weight and sum is zero (a new model before its first epoch)
         self._train_state = {"weights": weights, "sums": sums, "counter": 1.0,
                              "untouched": not from_fitted}
 
@@ -457,7 +457,7 @@ class SequenceTagger(BaseEstimator):
         n_shards = min(int(self.n_jobs), n_sent)
         pool = ThreadPoolExecutor(n_shards) if n_shards > 1 else None
         try:
-            shards = self._shard_buffers(pool, n_shards) if n_shards > 1 else None
+            shards = self._shard_buffers(n_shards) if n_shards > 1 else None
             state["untouched"] = False
             for epoch in range(max_iter):
                 if self.shuffle:
@@ -491,40 +491,22 @@ class SequenceTagger(BaseEstimator):
                 pool.shutdown()
         return converged
 
-    def _shard_buffers(self, pool, n_shards):
+    def _shard_buffers(self, n_shards):
         """Per shard of parameter mixing: its emission weights (shard 0: the
-        model's; the others: a private copy of them) and its overlay of
-        averaging sums (slot and row lists, a pool of F rows allocated with
-        np.empty, so that only the rows the shard updates take memory).
-
-        The private copies are written in ``n_shards`` row blocks on the
-        pool's threads, and so are the model's weights and sums when no
-        epoch has touched them yet (zeros written over zeros): their pages
-        are then mapped by sequential writes on every thread rather than by
-        the first epoch's scattered updates (the first epoch's mixing pass
-        alone would otherwise map the sums, 8 F K bytes, row by row)."""
+        model's; the others: a private copy, made here, before shard 0 starts
+        updating the model's weights; on a new model before its first epoch,
+        zeros calloc'd by the shard's own thread at its first epoch) and its
+        overlay of averaging sums (slot and row lists, a pool of F rows
+        allocated with np.empty, so that only the rows the shard updates take
+        memory)."""
         state = self._train_state
-        W, U = state["weights"][0], state["sums"][0]
+        W = state["weights"][0]
         F, K = W.shape
-        untouched = state.get("untouched", False)
-        shards = [{"w": W if j == 0 else np.empty_like(W), "slot": np.zeros(F, np.int32),
-                   "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K), np.float64),
-                   "n_rows": 0} for j in range(n_shards)]
-        bounds = np.linspace(0, F, n_shards + 1).astype(np.int64)
-
-        def fill(b):
-            rows = slice(bounds[b], bounds[b + 1])
-            for sh in shards[1:]:
-                if untouched:
-                    sh["w"][rows].fill(0.0)
-                else:
-                    sh["w"][rows] = W[rows]
-            if untouched:
-                W[rows].fill(0.0)
-                U[rows].fill(0.0)
-
-        list(pool.map(fill, range(n_shards)))
-        return shards
+        zero = bool(state.get("untouched", False))
+        return [{"w": W if j == 0 else (None if zero else W.copy()), "zero": zero and j > 0,
+                 "slot": np.zeros(F, np.int32),
+                 "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K), np.float64),
+                 "n_rows": 0} for j in range(n_shards)]
 
     def _mixed_epoch(self, pool, shards, Xf, offsets, gold, order, binary=-1):
         """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
@@ -559,6 +541,8 @@ class SequenceTagger(BaseEstimator):
 
         def run(j):
             sh, w, u = shards[j], small[j], small_sums[j]
+            if sh["zero"]:                 # calloc'd in this shard's thread (_shard_buffers)
+                sh["w"], sh["zero"] = np.zeros_like(weights[0]), False
             out = _sequence.perceptron_epoch_shard(
                 sh["w"], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,
