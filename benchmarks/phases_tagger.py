@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/phases_tagger.py [--quick] [--n-jobs 1 2] [--repeat 3] [--data DIR]
-                                       [--scaling]
+                                       [--scaling] [--paired N]
 
 For each ``n_jobs`` (interleaved, ``--repeat`` times): one fit with the
 chunking template and the defaults of ``benchmarks/bench_distributed.py``
@@ -32,6 +32,11 @@ matrix: the same scattered row reads of a F x K float32 matrix, in 2
 sentence halves for 2 threads), and ``stream``, a sequential sum of a 256 MB
 float64 array (memory bandwidth).  A speed-up well below 2 there bounds the
 speed-up of the epochs.
+
+``--paired N`` first times the fits as the n_jobs row of
+``benchmarks/bench_distributed.py`` does (``_harness.paired_median_times``:
+n_jobs=1 and n_jobs=2 interleaved, N rounds, no profiling wrappers) and
+prints the median seconds, the speed-up and both F1.
 """
 import argparse
 import collections
@@ -131,6 +136,19 @@ def profile_fit(data, n_jobs):
     return model
 
 
+def paired(data, repeat):
+    """The n_jobs row of bench_distributed: medians of interleaved fits."""
+    from linclass.metrics import chunk_f1
+    from linclass.sequence import SequenceTagger
+    X, Y, Xt, Yt = data
+    fits = [lambda j=j: SequenceTagger(features="chunking", random_state=0, n_jobs=j).fit(X, Y)
+            for j in (1, 2)]
+    (one_s, two_s), (one, two) = _harness.paired_median_times(fits, repeat)
+    print("paired fits (median of %d): n_jobs=1 %.3f s, F1 %.4f; n_jobs=2 %.3f s, F1 %.4f; "
+          "speed-up %.2fx" % (repeat, one_s, 100 * chunk_f1(Yt, one.predict(Xt)), two_s,
+                              100 * chunk_f1(Yt, two.predict(Xt)), one_s / two_s))
+
+
 def scaling(model, X, repeat):
     """1 vs 2 threads on decoding (the epoch's read-only part) and on a streaming sum."""
     from concurrent.futures import ThreadPoolExecutor
@@ -175,12 +193,17 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--data", type=pathlib.Path, default=None,
                         help="benchmark data folder (default: as benchmarks/run.py)")
+    parser.add_argument("--paired", type=int, default=0, metavar="N",
+                        help="first time the n_jobs=1 / n_jobs=2 fits as bench_distributed's "
+                             "row does, N interleaved rounds")
     parser.add_argument("--scaling", action="store_true",
                         help="also time decoding and a streaming pass in 1 and 2 threads")
     args = parser.parse_args(argv)
     data = _conll2000(args.data or _harness.default_data_dir(), args.quick)
     print("CoNLL-2000 chunking: %d training sentences, %d test sentences"
           % (len(data[0]), len(data[2])))
+    if args.paired > 0:
+        paired(data, args.paired)
     model = None
     for _ in range(args.repeat):
         for n_jobs in args.n_jobs:
