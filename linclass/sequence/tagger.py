@@ -404,7 +404,9 @@ class SequenceTagger(BaseEstimator):
             start, stop = np.zeros(K, np.float32), np.zeros(K, np.float32)
         weights = [W, trans, trans2, start, stop]
         sums = [np.zeros(a.shape, np.float64) for a in weights]
-        self._train_state = {"weights": weights, "sums": sums, "counter": 1.0}
+        # "untouched": every weight and sum is zero (a new model before its first epoch)
+        self._train_state = {"weights": weights, "sums": sums, "counter": 1.0,
+                             "untouched": not from_fitted}
 
     def _grow_weights(self, n_features):
         """Zero rows for features added by partial_fit (weights and their sums)."""
@@ -456,6 +458,7 @@ class SequenceTagger(BaseEstimator):
         pool = ThreadPoolExecutor(n_shards) if n_shards > 1 else None
         try:
             shards = self._shard_buffers(n_shards) if n_shards > 1 else None
+            state["untouched"] = False
             for epoch in range(max_iter):
                 if self.shuffle:
                     rng.shuffle(order)
@@ -490,13 +493,18 @@ class SequenceTagger(BaseEstimator):
 
     def _shard_buffers(self, n_shards):
         """Per shard of parameter mixing: its emission weights (shard 0: the
-        model's; the others: a private copy, made by the shard's own thread at
-        its first epoch) and its overlay of averaging sums (slot and row lists,
-        a pool of F rows allocated with np.empty, so that only the rows the
-        shard updates take memory)."""
-        W = self._train_state["weights"][0]
+        model's; the others: a private copy, made here, before shard 0 starts
+        updating the model's weights; on a new model before its first epoch,
+        zeros calloc'd by the shard's own thread at its first epoch) and its
+        overlay of averaging sums (slot and row lists, a pool of F rows
+        allocated with np.empty, so that only the rows the shard updates take
+        memory)."""
+        state = self._train_state
+        W = state["weights"][0]
         F, K = W.shape
-        return [{"w": W if j == 0 else None, "slot": np.zeros(F, np.int32),
+        zero = bool(state.get("untouched", False))
+        return [{"w": W if j == 0 else (None if zero else W.copy()), "zero": zero and j > 0,
+                 "slot": np.zeros(F, np.int32),
                  "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K), np.float64),
                  "n_rows": 0} for j in range(n_shards)]
 
@@ -530,12 +538,11 @@ class SequenceTagger(BaseEstimator):
         scale = 1.0 / n_shards
         small = [[w.copy() for w in weights[1:]] for _ in range(n_shards)]
         small_sums = [[np.zeros(u.shape, u.dtype) for u in sums[1:]] for _ in range(n_shards)]
-        fresh = c0 == 1.0                  # no update yet: every weight is zero
 
         def run(j):
             sh, w, u = shards[j], small[j], small_sums[j]
-            if sh["w"] is None:            # copied (or calloc'd) in this shard's thread
-                sh["w"] = np.zeros_like(weights[0]) if fresh else weights[0].copy()
+            if sh["zero"]:                 # calloc'd in this shard's thread (_shard_buffers)
+                sh["w"], sh["zero"] = np.zeros_like(weights[0]), False
             out = _sequence.perceptron_epoch_shard(
                 sh["w"], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
                 Xf.indices, Xf.data, Xf.indptr, offsets, gold,

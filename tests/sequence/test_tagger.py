@@ -246,12 +246,13 @@ def test_partial_fit_epochs_equal_one_fit(ud):
 
 
 # -- threads: training by parameter mixing, decoding -------------------------------------
-def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
+def _kernel_reference(tagger, X, Y, n_shards, epochs, seed, start=None, state=None):
     """The perceptron by hand on the kernel: sequential (1 shard) or dense parameter
     mixing (each shard on private dense copies of the mixed weights and zero sums,
     every shard's sums scaled by 1/n_shards; after each epoch the weights become
     their float64 mean and the shards' sums are added to the model's, in shard
-    order)."""
+    order).  ``start``: the initial weights (default: zeros); ``state``: a training
+    state to continue (weights, sums, counter and visit order, as partial_fit does)."""
     from linclass._core import _sequence
     from linclass.sequence.tagger import _encode_label_sequences
     ref = SequenceTagger(features=tagger.features, max_iter=1)
@@ -261,8 +262,13 @@ def _kernel_reference(tagger, X, Y, n_shards, epochs, seed):
     K = len(ref.classes_)
     W = [np.zeros((Xf.shape[1], K), np.float32), np.zeros((K, K), np.float32),
          np.zeros(0, np.float32), np.zeros(K, np.float32), np.zeros(K, np.float32)]
+    if start is not None:
+        W = [np.array(w, np.float32) for w in start]
     U = [np.zeros(w.shape) for w in W]
     rng, order, counter = np.random.default_rng(seed), np.arange(len(X), dtype=np.int32), 1.0
+    if state is not None:
+        W, U = [w.copy() for w in state["weights"]], [u.copy() for u in state["sums"]]
+        order, counter = state["order"].copy(), state["counter"]
     for _ in range(epochs):
         rng.shuffle(order)
         bounds = np.linspace(0, len(order), n_shards + 1).astype(int)
@@ -304,6 +310,40 @@ def test_threaded_training_matches_the_kernel_by_hand(ud, n_jobs):
     again = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=3, random_state=5,
                            n_jobs=n_jobs).fit(X, Y)
     np.testing.assert_array_equal(tagger.emission_, again.emission_)     # deterministic
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partial_fit_of_a_loaded_model_mixes_from_its_weights(ud, n_jobs):
+    # a loaded model has no training state: partial_fit restarts the averaging from the
+    # stored (averaged) weights at counter 1; with n_jobs > 1 every shard must start
+    # from those weights too (not from zeros)
+    import pickle
+    (Xtr, Ytr), _ = ud
+    X, Y = Xtr[:300], Ytr[:300]
+    fitted = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=2, random_state=5,
+                            n_jobs=n_jobs).fit(X, Y)
+    loaded = pickle.loads(pickle.dumps(fitted))
+    start = [w.copy() for w in (loaded.emission_, loaded.transitions_, loaded.transitions2_,
+                                loaded.start_, loaded.stop_)]
+    loaded.partial_fit(X, Y, max_iter=2)
+    reference = _kernel_reference(loaded, X, Y, n_jobs, 2, 5, start=start)
+    np.testing.assert_array_equal(loaded.emission_, reference)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partial_fit_continues_the_mixing_from_the_training_state(ud, n_jobs):
+    # partial_fit of an in-memory model: every shard starts from the current weights
+    # (the private copies are made before shard 0 starts updating the model's)
+    (Xtr, Ytr), _ = ud
+    X, Y = Xtr[:300], Ytr[:300]
+    tagger = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=2, random_state=5,
+                            n_jobs=n_jobs).fit(X, Y)
+    state = {k: (v.copy() if isinstance(v, np.ndarray) else
+                 [a.copy() for a in v] if isinstance(v, list) else v)
+             for k, v in tagger._train_state.items()}
+    tagger.partial_fit(X, Y, max_iter=2)
+    reference = _kernel_reference(tagger, X, Y, n_jobs, 2, 5, state=state)
+    np.testing.assert_array_equal(tagger.emission_, reference)
 
 
 def test_decoding_identical_across_n_jobs(ud):
