@@ -41,7 +41,7 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from linclass._core._rows cimport Rows, rows_get, row_dot
+from linclass._core._rows cimport Rows, rows_get
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
 from linclass._core._random cimport Rng, rng_seed, rng_next, rng_shuffle32
@@ -208,6 +208,77 @@ cdef Params make_params(str kernel, int loss, int learning_rate, double eta0,
     return P
 
 
+cdef inline double dot4(const double* values, const int* ind, Py_ssize_t nnz,
+                        const double* v) noexcept nogil:
+    """x_i @ v summed in 4 interleaved partial sums (entry m into sum m % 4),
+    combined as (s0 + s1) + (s2 + s3): four short dependency chains instead of
+    one of length nnz (the epoch is latency bound: each step's dot waits for
+    the previous step's update).  `run_epoch_ovr` sums in the same order."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t m = 0, n4 = nnz - nnz % 4
+    if ind == NULL:
+        while m < n4:
+            s0 += values[m] * v[m]
+            s1 += values[m + 1] * v[m + 1]
+            s2 += values[m + 2] * v[m + 2]
+            s3 += values[m + 3] * v[m + 3]
+            m += 4
+        if m < nnz:
+            s0 += values[m] * v[m]
+        if m + 1 < nnz:
+            s1 += values[m + 1] * v[m + 1]
+        if m + 2 < nnz:
+            s2 += values[m + 2] * v[m + 2]
+    else:
+        while m < n4:
+            s0 += values[m] * v[ind[m]]
+            s1 += values[m + 1] * v[ind[m + 1]]
+            s2 += values[m + 2] * v[ind[m + 2]]
+            s3 += values[m + 3] * v[ind[m + 3]]
+            m += 4
+        if m < nnz:
+            s0 += values[m] * v[ind[m]]
+        if m + 1 < nnz:
+            s1 += values[m + 1] * v[ind[m + 1]]
+        if m + 2 < nnz:
+            s2 += values[m + 2] * v[ind[m + 2]]
+    return (s0 + s1) + (s2 + s3)
+
+
+def dot4_py(const double[::1] values, const int[::1] ind, const double[::1] v):
+    """`dot4` of a sparse row (``ind`` its columns) or, with ``ind`` None, a
+    dense row of length ``v.shape[0]``; for tests."""
+    if v.shape[0] == 0:
+        raise ValueError("dot4_py: v is empty")
+    if ind is None:
+        if values.shape[0] != v.shape[0]:
+            raise ValueError("dot4_py: values and v differ in length")
+        return dot4(&values[0], NULL, v.shape[0], &v[0])
+    if ind.shape[0] != values.shape[0]:
+        raise ValueError("dot4_py: values and ind differ in length")
+    if values.shape[0] == 0:
+        return 0.0
+    if np.any(np.asarray(ind) < 0) or np.any(np.asarray(ind) >= v.shape[0]):
+        raise ValueError("dot4_py: index out of range")
+    return dot4(&values[0], &ind[0], values.shape[0], &v[0])
+
+
+cdef inline void axpy4(double step, const double* values, const int* ind,
+                       Py_ssize_t nnz, double* v) noexcept nogil:
+    """v[ind] += step * values, unrolled by 4 (entry by entry in order, so a
+    repeated column is updated as by the plain loop)."""
+    cdef Py_ssize_t m = 0, n4 = nnz - nnz % 4
+    while m < n4:
+        v[ind[m]] += step * values[m]
+        v[ind[m + 1]] += step * values[m + 1]
+        v[ind[m + 2]] += step * values[m + 2]
+        v[ind[m + 3]] += step * values[m + 3]
+        m += 4
+    while m < nnz:
+        v[ind[m]] += step * values[m]
+        m += 1
+
+
 cdef inline void fold_scale(double* v, double* scale, double* avg_a,
                             Py_ssize_t d) noexcept nogil:
     """v *= scale; A /= scale; scale = 1   (S = U + A v unchanged)"""
@@ -269,7 +340,7 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
         if k + 1 < X.n_rows:
             prefetch_row(X, order[k + 1])
         nnz = rows_get(X, i, &values, &ind)
-        p = scale * row_dot(values, ind, nnz, v) + b                 # w @ x_i + b
+        p = scale * dot4(values, ind, nnz, v) + b                    # w @ x_i + b
         if not isfinite(p):
             status = 1
             break
@@ -300,17 +371,23 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                 if scale < 1e-9:
                     fold_scale(v, &scale, &avg_a, d)
         if update != 0.0:
-            step = update / scale
+            step = update * (1.0 / scale)      # 1 / scale: off the critical path
             if avg_a != 0.0:
                 c = avg_a * step
+                if ind == NULL:
+                    for m in range(nnz):
+                        v[m] += step * values[m]                     # w += update x_i
+                        U[m] -= c * values[m]                        # U -= A delta
+                else:
+                    for m in range(nnz):
+                        j = ind[m]
+                        v[j] += step * values[m]
+                        U[j] -= c * values[m]
+            elif ind == NULL:
                 for m in range(nnz):
-                    j = m if ind == NULL else ind[m]
-                    v[j] += step * values[m]                         # w += update x_i
-                    U[j] -= c * values[m]                            # U -= A delta
+                    v[m] += step * values[m]                         # w += update x_i
             else:
-                for m in range(nnz):
-                    j = m if ind == NULL else ind[m]
-                    v[j] += step * values[m]                         # w += update x_i
+                axpy4(step, values, ind, nnz, v)                     # w += update x_i
             if P.fit_intercept:
                 b += update * P.intercept_decay
         if l1:
@@ -417,7 +494,7 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                        bint fold) noexcept nogil:
     """One pass over the rows for the K problems; returns 1 when one diverged.
 
-    `state` is (K, N_STATE) row-major; `buf` has room for 13 K doubles.
+    `state` is (K, N_STATE) row-major; `buf` has room for 16 K doubles.
     Column k's true weights are ``scale_io[k]`` times it on entry and exit;
     with `fold` every scale is folded into V at the end (and the weights are
     checked to be finite), otherwise the scales are carried over."""
@@ -442,6 +519,15 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
     cdef double* qrow
     cdef Py_ssize_t n_step, n_avg_step, s_k
     cdef int* stepped = <int*>(buf + 12 * K)              # (K,) problems with a step
+    cdef double* acc1 = buf + 13 * K                      # partial sums of the margins
+    cdef double* acc2 = buf + 14 * K
+    cdef double* acc3 = buf + 15 * K
+    cdef double* accs[4]
+    cdef double* part
+    accs[0] = acc
+    accs[1] = acc1
+    accs[2] = acc2
+    accs[3] = acc3
     cdef bint l1 = P.l1 > 0.0, failed = False
     for k in range(K):
         scale[k] = scale_io[k]
@@ -459,6 +545,9 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
         nnz = rows_get(X, i, &values, &ind)
         for k in range(K):
             acc[k] = 0.0
+            acc1[k] = 0.0
+            acc2[k] = 0.0
+            acc3[k] = 0.0
         for m in range(nnz):                                  # acc = V^T x_i
             if ind == NULL:
                 j = m
@@ -468,8 +557,11 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                     prefetch_wrow(V + ind[m + PREFETCH_AHEAD] * K, K)
             x = values[m]
             row = V + j * K
+            part = accs[m & 3]                                # entry m into partial sum m % 4
             for k in range(K):
-                acc[k] += x * row[k]
+                part[k] += x * row[k]
+        for k in range(K):                                    # as `dot4` combines them
+            acc[k] = (acc[k] + acc1[k]) + (acc2[k] + acc3[k])
         n_step = 0
         n_avg_step = 0
         for k in range(K):
@@ -511,7 +603,7 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                     if scale[k] < 1e-9:
                         fold_column(V, K, k, scale, avg_a, d)
             if update != 0.0:
-                step[k] = update / scale[k]
+                step[k] = update * (1.0 / scale[k])
                 stepped[n_step] = <int>k
                 n_step += 1
                 if avg_a[k] != 0.0:
@@ -662,7 +754,7 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
     cdef bint fold = scale is None
     scale_arr = np.ones(K) if scale is None else None
     cdef double[::1] scale_v = scale_arr if scale is None else scale
-    cdef double* buf = <double*>malloc(13 * K * sizeof(double))
+    cdef double* buf = <double*>malloc(16 * K * sizeof(double))
     if buf == NULL:
         raise MemoryError()
     rng_seed(&rng, seed)
