@@ -59,6 +59,141 @@ cdef extern from *:
     void LINCLASS_PREFETCH(const void* p) noexcept nogil
 
 
+# The K-wide loops of the fused one-vs-rest epoch, in C so that GCC can build
+# them twice (target_clones: an AVX2 copy and the baseline SSE2 copy, chosen
+# once at load time by the CPU; no -march flags): the loops over k are
+# independent lanes, so both copies give the same bits (no FMA: the AVX2
+# clone does not enable it, mul and add stay separate as in `dot4`).
+cdef extern from *:
+    """
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define LINCLASS_SGD_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define LINCLASS_SGD_CLONES
+    #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINCLASS_SGD_RESTRICT __restrict__
+    #define LINCLASS_SGD_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #else
+    #define LINCLASS_SGD_RESTRICT
+    #define LINCLASS_SGD_PREFETCH(p) ((void)0)
+    #endif
+
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINCLASS_SGD_VEC 1
+    typedef double linclass_v4d __attribute__((vector_size(32)));
+    /* acc += x * p[0:4] (a separate multiply and add, as the scalar code) */
+    #define LINCLASS_SGD_MAC(acc, x, p) do { \
+            linclass_v4d xv_ = {(x), (x), (x), (x)}, pv_; \
+            memcpy(&pv_, (p), sizeof(pv_)); \
+            (acc) += xv_ * pv_; \
+        } while (0)
+    #endif
+
+    /* acc[k] = x_i @ V[:, k] for the K problems, summed as dot4 does: entry m
+       into partial sum m % 4, then (s0 + s1) + (s2 + s3); each lane k is its
+       own sum, so a block of 4 lanes runs in one vector register per partial
+       sum (the row is walked once per block of lanes).  Sparse rows: the
+       weight rows of the entry 8 ahead are prefetched in the first walk. */
+    LINCLASS_SGD_CLONES
+    static void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
+                                         const double* values, const int* ind,
+                                         Py_ssize_t nnz)
+    {
+        Py_ssize_t m, k, j, off, kb = 0;
+        int first = 1;
+        double s[4];
+    #ifdef LINCLASS_SGD_VEC
+        for (; kb + 4 <= K; kb += 4) {
+            linclass_v4d a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, r;
+            const double* Vb = V + kb;
+            m = 0;
+            if (ind == NULL) {
+                for (; m + 4 <= nnz; m += 4) {
+                    LINCLASS_SGD_MAC(a0, values[m], Vb + m * K);
+                    LINCLASS_SGD_MAC(a1, values[m + 1], Vb + (m + 1) * K);
+                    LINCLASS_SGD_MAC(a2, values[m + 2], Vb + (m + 2) * K);
+                    LINCLASS_SGD_MAC(a3, values[m + 3], Vb + (m + 3) * K);
+                }
+            } else {
+                for (; m + 4 <= nnz; m += 4) {
+                    if (first && m + 12 < nnz) {
+                        for (j = 8; j < 12; j++) {
+                            const double* ahead = V + (Py_ssize_t)ind[m + j] * K;
+                            for (off = 0; off < K; off += 8)
+                                LINCLASS_SGD_PREFETCH(ahead + off);
+                            LINCLASS_SGD_PREFETCH(ahead + K - 1);
+                        }
+                    }
+                    LINCLASS_SGD_MAC(a0, values[m], Vb + (Py_ssize_t)ind[m] * K);
+                    LINCLASS_SGD_MAC(a1, values[m + 1], Vb + (Py_ssize_t)ind[m + 1] * K);
+                    LINCLASS_SGD_MAC(a2, values[m + 2], Vb + (Py_ssize_t)ind[m + 2] * K);
+                    LINCLASS_SGD_MAC(a3, values[m + 3], Vb + (Py_ssize_t)ind[m + 3] * K);
+                }
+            }
+            for (; m < nnz; m++) {
+                j = (ind == NULL) ? m : ind[m];
+                if ((m & 3) == 0)
+                    LINCLASS_SGD_MAC(a0, values[m], Vb + j * K);
+                else if ((m & 3) == 1)
+                    LINCLASS_SGD_MAC(a1, values[m], Vb + j * K);
+                else
+                    LINCLASS_SGD_MAC(a2, values[m], Vb + j * K);
+            }
+            first = 0;
+            r = (a0 + a1) + (a2 + a3);
+            memcpy(acc + kb, &r, sizeof(r));
+        }
+    #endif
+        for (k = kb; k < K; k++) {                 /* the remaining lanes */
+            s[0] = 0.0; s[1] = 0.0; s[2] = 0.0; s[3] = 0.0;
+            for (m = 0; m < nnz; m++) {
+                j = (ind == NULL) ? m : ind[m];
+                if (first && ind != NULL && m + 8 < nnz) {
+                    const double* ahead = V + (Py_ssize_t)ind[m + 8] * K;
+                    for (off = 0; off < K; off += 8)
+                        LINCLASS_SGD_PREFETCH(ahead + off);
+                    LINCLASS_SGD_PREFETCH(ahead + K - 1);
+                }
+                s[m & 3] += values[m] * V[j * K + k];
+            }
+            first = 0;
+            acc[k] = (s[0] + s[1]) + (s[2] + s[3]);
+        }
+    }
+
+    /* V[j, k] += coef[k] * x_j (sign > 0) or -= (sign < 0) for every stored j. */
+    LINCLASS_SGD_CLONES
+    static void linclass_sgd_ovr_axpy(double* V, Py_ssize_t K, const double* values,
+                                      const int* ind, Py_ssize_t nnz,
+                                      const double* coef, int sign)
+    {
+        Py_ssize_t m, k, j;
+        const double* LINCLASS_SGD_RESTRICT c = coef;
+        for (m = 0; m < nnz; m++) {
+            double* LINCLASS_SGD_RESTRICT row;
+            const double x = values[m];
+            j = (ind == NULL) ? m : ind[m];
+            row = V + j * K;
+            if (sign > 0) {
+                for (k = 0; k < K; k++)
+                    row[k] += c[k] * x;
+            } else {
+                for (k = 0; k < K; k++)
+                    row[k] -= c[k] * x;
+            }
+        }
+    }
+    """
+    void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
+                                  const double* values, const int* ind,
+                                  Py_ssize_t nnz) noexcept nogil
+    void linclass_sgd_ovr_axpy(double* V, Py_ssize_t K, const double* values,
+                               const int* ind, Py_ssize_t nnz, const double* coef,
+                               int sign) noexcept nogil
+
+
 cdef inline void prefetch_row(const Rows* X, Py_ssize_t i) noexcept nogil:
     """Ask the cache for the start of row i (rows are visited in random order)."""
     if X.indptr == NULL:
@@ -522,12 +657,6 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
     cdef double* acc1 = buf + 13 * K                      # partial sums of the margins
     cdef double* acc2 = buf + 14 * K
     cdef double* acc3 = buf + 15 * K
-    cdef double* accs[4]
-    cdef double* part
-    accs[0] = acc
-    accs[1] = acc1
-    accs[2] = acc2
-    accs[3] = acc3
     cdef bint l1 = P.l1 > 0.0, failed = False
     for k in range(K):
         scale[k] = scale_io[k]
@@ -543,25 +672,8 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
         if r + 1 < X.n_rows:
             prefetch_row(X, order[r + 1])
         nnz = rows_get(X, i, &values, &ind)
-        for k in range(K):
-            acc[k] = 0.0
-            acc1[k] = 0.0
-            acc2[k] = 0.0
-            acc3[k] = 0.0
-        for m in range(nnz):                                  # acc = V^T x_i
-            if ind == NULL:
-                j = m
-            else:
-                j = ind[m]
-                if m + PREFETCH_AHEAD < nnz:                  # V's rows are met at random
-                    prefetch_wrow(V + ind[m + PREFETCH_AHEAD] * K, K)
-            x = values[m]
-            row = V + j * K
-            part = accs[m & 3]                                # entry m into partial sum m % 4
-            for k in range(K):
-                part[k] += x * row[k]
-        for k in range(K):                                    # as `dot4` combines them
-            acc[k] = (acc[k] + acc1[k]) + (acc2[k] + acc3[k])
+        # acc = V^T x_i, in dot4's order (V's rows are met at random: prefetched)
+        linclass_sgd_ovr_margins(acc, V, K, values, ind, nnz)
         n_step = 0
         n_avg_step = 0
         for k in range(K):
@@ -633,19 +745,9 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                         urow[k] -= cavg[k] * x
         else:
             # K-wide (a problem without a step adds 0)
-            for m in range(nnz):                              # V += x_i step^T
-                j = m if ind == NULL else ind[m]
-                x = values[m]
-                row = V + j * K
-                for k in range(K):
-                    row[k] += step[k] * x
-            if n_avg_step > 0:
-                for m in range(nnz):                          # U -= x_i (A step)^T
-                    j = m if ind == NULL else ind[m]
-                    x = values[m]
-                    urow = U + j * K
-                    for k in range(K):
-                        urow[k] -= cavg[k] * x
+            linclass_sgd_ovr_axpy(V, K, values, ind, nnz, step, 1)      # V += x_i step^T
+            if n_avg_step > 0:                                # U -= x_i (A step)^T
+                linclass_sgd_ovr_axpy(U, K, values, ind, nnz, cavg, -1)
         if l1:
             for k in range(K):
                 if active[k]:
