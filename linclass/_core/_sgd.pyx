@@ -176,6 +176,29 @@ cdef extern from *:
             const double x = values[m];
             j = (ind == NULL) ? m : ind[m];
             row = V + j * K;
+    #ifdef LINCLASS_SGD_VEC
+            {
+                const linclass_v4d xv = {x, x, x, x};
+                linclass_v4d cv, rv;
+                Py_ssize_t kb = 0;
+                for (; kb + 4 <= K; kb += 4) {
+                    memcpy(&cv, c + kb, sizeof(cv));
+                    memcpy(&rv, row + kb, sizeof(rv));
+                    if (sign > 0)
+                        rv += cv * xv;
+                    else
+                        rv -= cv * xv;
+                    memcpy(row + kb, &rv, sizeof(rv));
+                }
+                for (k = kb; k < K; k++) {
+                    if (sign > 0)
+                        row[k] += c[k] * x;
+                    else
+                        row[k] -= c[k] * x;
+                }
+                continue;
+            }
+    #endif
             if (sign > 0) {
                 for (k = 0; k < K; k++)
                     row[k] += c[k] * x;
