@@ -67,7 +67,8 @@ cdef extern from *:
 cdef extern from *:
     """
     #include <string.h>
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+        && defined(__GLIBC__)   /* target_clones needs ifunc (glibc) */
     #define LINCLASS_SGD_CLONES __attribute__((target_clones("avx2", "default")))
     #else
     #define LINCLASS_SGD_CLONES
