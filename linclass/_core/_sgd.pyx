@@ -41,7 +41,7 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from linclass._core._rows cimport Rows, rows_get, row_dot
+from linclass._core._rows cimport Rows, rows_get
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
 from linclass._core._random cimport Rng, rng_seed, rng_next, rng_shuffle32
@@ -57,6 +57,165 @@ cdef extern from *:
     #endif
     """
     void LINCLASS_PREFETCH(const void* p) noexcept nogil
+
+
+# The K-wide loops of the fused one-vs-rest epoch, in C so that GCC can build
+# them twice (target_clones: an AVX2 copy and the baseline SSE2 copy, chosen
+# once at load time by the CPU; no -march flags): the loops over k are
+# independent lanes, so both copies give the same bits (no FMA: the AVX2
+# clone does not enable it, mul and add stay separate as in `dot4`).
+cdef extern from *:
+    """
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
+        && defined(__GLIBC__)   /* target_clones needs ifunc (glibc) */
+    #define LINCLASS_SGD_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define LINCLASS_SGD_CLONES
+    #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINCLASS_SGD_RESTRICT __restrict__
+    #define LINCLASS_SGD_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #else
+    #define LINCLASS_SGD_RESTRICT
+    #define LINCLASS_SGD_PREFETCH(p) ((void)0)
+    #endif
+
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINCLASS_SGD_VEC 1
+    typedef double linclass_v4d __attribute__((vector_size(32)));
+    /* acc += x * p[0:4] (a separate multiply and add, as the scalar code) */
+    #define LINCLASS_SGD_MAC(acc, x, p) do { \
+            linclass_v4d xv_ = {(x), (x), (x), (x)}, pv_; \
+            memcpy(&pv_, (p), sizeof(pv_)); \
+            (acc) += xv_ * pv_; \
+        } while (0)
+    #endif
+
+    /* acc[k] = x_i @ V[:, k] for the K problems, summed as dot4 does: entry m
+       into partial sum m % 4, then (s0 + s1) + (s2 + s3); each lane k is its
+       own sum, so a block of 4 lanes runs in one vector register per partial
+       sum (the row is walked once per block of lanes).  Sparse rows: the
+       weight rows of the entry 8 ahead are prefetched in the first walk. */
+    LINCLASS_SGD_CLONES
+    static void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
+                                         const double* values, const int* ind,
+                                         Py_ssize_t nnz)
+    {
+        Py_ssize_t m, k, j, off, kb = 0;
+        int first = 1;
+        double s[4];
+    #ifdef LINCLASS_SGD_VEC
+        for (; kb + 4 <= K; kb += 4) {
+            linclass_v4d a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, r;
+            const double* Vb = V + kb;
+            m = 0;
+            if (ind == NULL) {
+                for (; m + 4 <= nnz; m += 4) {
+                    LINCLASS_SGD_MAC(a0, values[m], Vb + m * K);
+                    LINCLASS_SGD_MAC(a1, values[m + 1], Vb + (m + 1) * K);
+                    LINCLASS_SGD_MAC(a2, values[m + 2], Vb + (m + 2) * K);
+                    LINCLASS_SGD_MAC(a3, values[m + 3], Vb + (m + 3) * K);
+                }
+            } else {
+                for (; m + 4 <= nnz; m += 4) {
+                    if (first && m + 12 < nnz) {
+                        for (j = 8; j < 12; j++) {
+                            const double* ahead = V + (Py_ssize_t)ind[m + j] * K;
+                            for (off = 0; off < K; off += 8)
+                                LINCLASS_SGD_PREFETCH(ahead + off);
+                            LINCLASS_SGD_PREFETCH(ahead + K - 1);
+                        }
+                    }
+                    LINCLASS_SGD_MAC(a0, values[m], Vb + (Py_ssize_t)ind[m] * K);
+                    LINCLASS_SGD_MAC(a1, values[m + 1], Vb + (Py_ssize_t)ind[m + 1] * K);
+                    LINCLASS_SGD_MAC(a2, values[m + 2], Vb + (Py_ssize_t)ind[m + 2] * K);
+                    LINCLASS_SGD_MAC(a3, values[m + 3], Vb + (Py_ssize_t)ind[m + 3] * K);
+                }
+            }
+            for (; m < nnz; m++) {
+                j = (ind == NULL) ? m : ind[m];
+                if ((m & 3) == 0)
+                    LINCLASS_SGD_MAC(a0, values[m], Vb + j * K);
+                else if ((m & 3) == 1)
+                    LINCLASS_SGD_MAC(a1, values[m], Vb + j * K);
+                else
+                    LINCLASS_SGD_MAC(a2, values[m], Vb + j * K);
+            }
+            first = 0;
+            r = (a0 + a1) + (a2 + a3);
+            memcpy(acc + kb, &r, sizeof(r));
+        }
+    #endif
+        for (k = kb; k < K; k++) {                 /* the remaining lanes */
+            s[0] = 0.0; s[1] = 0.0; s[2] = 0.0; s[3] = 0.0;
+            for (m = 0; m < nnz; m++) {
+                j = (ind == NULL) ? m : ind[m];
+                if (first && ind != NULL && m + 8 < nnz) {
+                    const double* ahead = V + (Py_ssize_t)ind[m + 8] * K;
+                    for (off = 0; off < K; off += 8)
+                        LINCLASS_SGD_PREFETCH(ahead + off);
+                    LINCLASS_SGD_PREFETCH(ahead + K - 1);
+                }
+                s[m & 3] += values[m] * V[j * K + k];
+            }
+            first = 0;
+            acc[k] = (s[0] + s[1]) + (s[2] + s[3]);
+        }
+    }
+
+    /* V[j, k] += coef[k] * x_j (sign > 0) or -= (sign < 0) for every stored j. */
+    LINCLASS_SGD_CLONES
+    static void linclass_sgd_ovr_axpy(double* V, Py_ssize_t K, const double* values,
+                                      const int* ind, Py_ssize_t nnz,
+                                      const double* coef, int sign)
+    {
+        Py_ssize_t m, k, j;
+        const double* LINCLASS_SGD_RESTRICT c = coef;
+        for (m = 0; m < nnz; m++) {
+            double* LINCLASS_SGD_RESTRICT row;
+            const double x = values[m];
+            j = (ind == NULL) ? m : ind[m];
+            row = V + j * K;
+    #ifdef LINCLASS_SGD_VEC
+            {
+                const linclass_v4d xv = {x, x, x, x};
+                linclass_v4d cv, rv;
+                Py_ssize_t kb = 0;
+                for (; kb + 4 <= K; kb += 4) {
+                    memcpy(&cv, c + kb, sizeof(cv));
+                    memcpy(&rv, row + kb, sizeof(rv));
+                    if (sign > 0)
+                        rv += cv * xv;
+                    else
+                        rv -= cv * xv;
+                    memcpy(row + kb, &rv, sizeof(rv));
+                }
+                for (k = kb; k < K; k++) {
+                    if (sign > 0)
+                        row[k] += c[k] * x;
+                    else
+                        row[k] -= c[k] * x;
+                }
+                continue;
+            }
+    #endif
+            if (sign > 0) {
+                for (k = 0; k < K; k++)
+                    row[k] += c[k] * x;
+            } else {
+                for (k = 0; k < K; k++)
+                    row[k] -= c[k] * x;
+            }
+        }
+    }
+    """
+    void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
+                                  const double* values, const int* ind,
+                                  Py_ssize_t nnz) noexcept nogil
+    void linclass_sgd_ovr_axpy(double* V, Py_ssize_t K, const double* values,
+                               const int* ind, Py_ssize_t nnz, const double* coef,
+                               int sign) noexcept nogil
 
 
 cdef inline void prefetch_row(const Rows* X, Py_ssize_t i) noexcept nogil:
@@ -208,6 +367,77 @@ cdef Params make_params(str kernel, int loss, int learning_rate, double eta0,
     return P
 
 
+cdef inline double dot4(const double* values, const int* ind, Py_ssize_t nnz,
+                        const double* v) noexcept nogil:
+    """x_i @ v summed in 4 interleaved partial sums (entry m into sum m % 4),
+    combined as (s0 + s1) + (s2 + s3): four short dependency chains instead of
+    one of length nnz (the epoch is latency bound: each step's dot waits for
+    the previous step's update).  `run_epoch_ovr` sums in the same order."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t m = 0, n4 = nnz - nnz % 4
+    if ind == NULL:
+        while m < n4:
+            s0 += values[m] * v[m]
+            s1 += values[m + 1] * v[m + 1]
+            s2 += values[m + 2] * v[m + 2]
+            s3 += values[m + 3] * v[m + 3]
+            m += 4
+        if m < nnz:
+            s0 += values[m] * v[m]
+        if m + 1 < nnz:
+            s1 += values[m + 1] * v[m + 1]
+        if m + 2 < nnz:
+            s2 += values[m + 2] * v[m + 2]
+    else:
+        while m < n4:
+            s0 += values[m] * v[ind[m]]
+            s1 += values[m + 1] * v[ind[m + 1]]
+            s2 += values[m + 2] * v[ind[m + 2]]
+            s3 += values[m + 3] * v[ind[m + 3]]
+            m += 4
+        if m < nnz:
+            s0 += values[m] * v[ind[m]]
+        if m + 1 < nnz:
+            s1 += values[m + 1] * v[ind[m + 1]]
+        if m + 2 < nnz:
+            s2 += values[m + 2] * v[ind[m + 2]]
+    return (s0 + s1) + (s2 + s3)
+
+
+def dot4_py(const double[::1] values, const int[::1] ind, const double[::1] v):
+    """`dot4` of a sparse row (``ind`` its columns) or, with ``ind`` None, a
+    dense row of length ``v.shape[0]``; for tests."""
+    if v.shape[0] == 0:
+        raise ValueError("dot4_py: v is empty")
+    if ind is None:
+        if values.shape[0] != v.shape[0]:
+            raise ValueError("dot4_py: values and v differ in length")
+        return dot4(&values[0], NULL, v.shape[0], &v[0])
+    if ind.shape[0] != values.shape[0]:
+        raise ValueError("dot4_py: values and ind differ in length")
+    if values.shape[0] == 0:
+        return 0.0
+    if np.any(np.asarray(ind) < 0) or np.any(np.asarray(ind) >= v.shape[0]):
+        raise ValueError("dot4_py: index out of range")
+    return dot4(&values[0], &ind[0], values.shape[0], &v[0])
+
+
+cdef inline void axpy4(double step, const double* values, const int* ind,
+                       Py_ssize_t nnz, double* v) noexcept nogil:
+    """v[ind] += step * values, unrolled by 4 (entry by entry in order, so a
+    repeated column is updated as by the plain loop)."""
+    cdef Py_ssize_t m = 0, n4 = nnz - nnz % 4
+    while m < n4:
+        v[ind[m]] += step * values[m]
+        v[ind[m + 1]] += step * values[m + 1]
+        v[ind[m + 2]] += step * values[m + 2]
+        v[ind[m + 3]] += step * values[m + 3]
+        m += 4
+    while m < nnz:
+        v[ind[m]] += step * values[m]
+        m += 1
+
+
 cdef inline void fold_scale(double* v, double* scale, double* avg_a,
                             Py_ssize_t d) noexcept nogil:
     """v *= scale; A /= scale; scale = 1   (S = U + A v unchanged)"""
@@ -269,7 +499,7 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
         if k + 1 < X.n_rows:
             prefetch_row(X, order[k + 1])
         nnz = rows_get(X, i, &values, &ind)
-        p = scale * row_dot(values, ind, nnz, v) + b                 # w @ x_i + b
+        p = scale * dot4(values, ind, nnz, v) + b                    # w @ x_i + b
         if not isfinite(p):
             status = 1
             break
@@ -300,17 +530,23 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                 if scale < 1e-9:
                     fold_scale(v, &scale, &avg_a, d)
         if update != 0.0:
-            step = update / scale
+            step = update * (1.0 / scale)      # 1 / scale: off the critical path
             if avg_a != 0.0:
                 c = avg_a * step
+                if ind == NULL:
+                    for m in range(nnz):
+                        v[m] += step * values[m]                     # w += update x_i
+                        U[m] -= c * values[m]                        # U -= A delta
+                else:
+                    for m in range(nnz):
+                        j = ind[m]
+                        v[j] += step * values[m]
+                        U[j] -= c * values[m]
+            elif ind == NULL:
                 for m in range(nnz):
-                    j = m if ind == NULL else ind[m]
-                    v[j] += step * values[m]                         # w += update x_i
-                    U[j] -= c * values[m]                            # U -= A delta
+                    v[m] += step * values[m]                         # w += update x_i
             else:
-                for m in range(nnz):
-                    j = m if ind == NULL else ind[m]
-                    v[j] += step * values[m]                         # w += update x_i
+                axpy4(step, values, ind, nnz, v)                     # w += update x_i
             if P.fit_intercept:
                 b += update * P.intercept_decay
         if l1:
@@ -417,7 +653,7 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                        bint fold) noexcept nogil:
     """One pass over the rows for the K problems; returns 1 when one diverged.
 
-    `state` is (K, N_STATE) row-major; `buf` has room for 13 K doubles.
+    `state` is (K, N_STATE) row-major; `buf` has room for 16 K doubles.
     Column k's true weights are ``scale_io[k]`` times it on entry and exit;
     with `fold` every scale is folded into V at the end (and the weights are
     checked to be finite), otherwise the scales are carried over."""
@@ -442,6 +678,9 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
     cdef double* qrow
     cdef Py_ssize_t n_step, n_avg_step, s_k
     cdef int* stepped = <int*>(buf + 12 * K)              # (K,) problems with a step
+    cdef double* acc1 = buf + 13 * K                      # partial sums of the margins
+    cdef double* acc2 = buf + 14 * K
+    cdef double* acc3 = buf + 15 * K
     cdef bint l1 = P.l1 > 0.0, failed = False
     for k in range(K):
         scale[k] = scale_io[k]
@@ -457,19 +696,8 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
         if r + 1 < X.n_rows:
             prefetch_row(X, order[r + 1])
         nnz = rows_get(X, i, &values, &ind)
-        for k in range(K):
-            acc[k] = 0.0
-        for m in range(nnz):                                  # acc = V^T x_i
-            if ind == NULL:
-                j = m
-            else:
-                j = ind[m]
-                if m + PREFETCH_AHEAD < nnz:                  # V's rows are met at random
-                    prefetch_wrow(V + ind[m + PREFETCH_AHEAD] * K, K)
-            x = values[m]
-            row = V + j * K
-            for k in range(K):
-                acc[k] += x * row[k]
+        # acc = V^T x_i, in dot4's order (V's rows are met at random: prefetched)
+        linclass_sgd_ovr_margins(acc, V, K, values, ind, nnz)
         n_step = 0
         n_avg_step = 0
         for k in range(K):
@@ -511,7 +739,7 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                     if scale[k] < 1e-9:
                         fold_column(V, K, k, scale, avg_a, d)
             if update != 0.0:
-                step[k] = update / scale[k]
+                step[k] = update * (1.0 / scale[k])
                 stepped[n_step] = <int>k
                 n_step += 1
                 if avg_a[k] != 0.0:
@@ -541,19 +769,9 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                         urow[k] -= cavg[k] * x
         else:
             # K-wide (a problem without a step adds 0)
-            for m in range(nnz):                              # V += x_i step^T
-                j = m if ind == NULL else ind[m]
-                x = values[m]
-                row = V + j * K
-                for k in range(K):
-                    row[k] += step[k] * x
-            if n_avg_step > 0:
-                for m in range(nnz):                          # U -= x_i (A step)^T
-                    j = m if ind == NULL else ind[m]
-                    x = values[m]
-                    urow = U + j * K
-                    for k in range(K):
-                        urow[k] -= cavg[k] * x
+            linclass_sgd_ovr_axpy(V, K, values, ind, nnz, step, 1)      # V += x_i step^T
+            if n_avg_step > 0:                                # U -= x_i (A step)^T
+                linclass_sgd_ovr_axpy(U, K, values, ind, nnz, cavg, -1)
         if l1:
             for k in range(K):
                 if active[k]:
@@ -662,7 +880,7 @@ def sgd_epoch_ovr(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples
     cdef bint fold = scale is None
     scale_arr = np.ones(K) if scale is None else None
     cdef double[::1] scale_v = scale_arr if scale is None else scale
-    cdef double* buf = <double*>malloc(13 * K * sizeof(double))
+    cdef double* buf = <double*>malloc(16 * K * sizeof(double))
     if buf == NULL:
         raise MemoryError()
     rng_seed(&rng, seed)

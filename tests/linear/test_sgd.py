@@ -310,3 +310,45 @@ if parametrize_with_checks is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             check(estimator)
+
+
+# ------------------------------------------- kernel arithmetic (dot4) --
+
+@pytest.mark.parametrize("nnz", [1, 2, 3, 4, 5, 7, 8, 13])
+def test_dot4_sums_in_four_interleaved_partial_sums(nnz):
+    rng = np.random.default_rng(nnz)
+    v = rng.normal(size=20) * 10.0 ** rng.integers(-8, 8, size=20)
+    ind = rng.choice(20, size=nnz, replace=False).astype(np.int32)
+    values = rng.normal(size=nnz)
+    prods = values * v[ind]
+    parts = [0.0] * 4
+    for r in range(4):             # each partial sum left to right, as the kernel
+        acc = 0.0
+        for p in prods[r::4]:
+            acc += p
+        parts[r] = acc
+    expected = (parts[0] + parts[1]) + (parts[2] + parts[3])
+    assert _sgd.dot4_py(values, ind, v) == expected
+    dense = np.zeros(20)
+    dense[ind] = values
+    np.testing.assert_allclose(_sgd.dot4_py(dense, None, v), float(dense @ v), rtol=1e-12)
+    with pytest.raises(ValueError, match="index out of range"):
+        _sgd.dot4_py(values, np.full(nnz, 20, dtype=np.int32), v)
+
+
+@pytest.mark.parametrize("n_classes", [5, 6, 7, 9])
+@pytest.mark.parametrize("params", [dict(loss="hinge"), dict(loss="logistic", average=True)])
+def test_fused_kernel_vector_lanes_and_tail_equal_the_binary_fits(n_classes, params):
+    """The fused kernel handles the classes 4 lanes at a time plus a scalar
+    tail (n_classes % 4 lanes): every lane equals its binary fit bit for bit,
+    on sparse rows whose lengths are not multiples of 4."""
+    X, y = _blobs(n=240, d=11, n_classes=n_classes, seed=n_classes, sep=2.0)
+    X[np.abs(X) < 0.4] = 0.0
+    X = sp.csr_matrix(X)
+    kw = dict(max_iter=4, tol=None, random_state=1, **params)
+    model = SGDClassifier(**kw).fit(X, y)
+    for c in range(n_classes):
+        ref = SGDClassifier(**kw).fit(X, y == c)
+        np.testing.assert_array_equal(model.coef_[c], ref.coef_[0])
+        assert model.intercept_[c] == ref.intercept_[0]
+    assert model.score(X, y) > 0.6
