@@ -54,6 +54,36 @@ from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row, LINCLASS_PRE
 
 # ------------------------------------------------------ binary dual CD --
 
+cdef inline double row_dot_split(const double* values, const int* indices,
+                                 Py_ssize_t nnz, const double* w) noexcept nogil:
+    """x_row @ w with four partial sums: one running sum makes every addition
+    wait for the previous one (3-4 cycles each on current x86), four let the
+    gathered products of a long sparse row add up in parallel."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k = 0, n4 = nnz - nnz % 4
+    if indices == NULL:
+        while k < n4:
+            s0 += values[k] * w[k]
+            s1 += values[k + 1] * w[k + 1]
+            s2 += values[k + 2] * w[k + 2]
+            s3 += values[k + 3] * w[k + 3]
+            k += 4
+        while k < nnz:
+            s0 += values[k] * w[k]
+            k += 1
+    else:
+        while k < n4:
+            s0 += values[k] * w[indices[k]]
+            s1 += values[k + 1] * w[indices[k + 1]]
+            s2 += values[k + 2] * w[indices[k + 2]]
+            s3 += values[k + 3] * w[indices[k + 3]]
+            k += 4
+        while k < nnz:
+            s0 += values[k] * w[indices[k]]
+            k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef void binary_rebuild_w(const Rows* X, const double* ysign, const double* alpha,
                            double bias, double* w) noexcept nogil:
     """w = sum_i alpha_i s_i [x_i, bias]"""
@@ -121,7 +151,7 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
             v = &var[i]
             nnz = rows_get(X, i, &values, &indices)
             # G = s_i (w . x_i) - 1 + D_ii a_i     (gradient of the dual in a_i)
-            G = ysign[i] * (row_dot(values, indices, nnz, w) + w[d] * bias) - 1.0 \
+            G = ysign[i] * (row_dot_split(values, indices, nnz, w) + w[d] * bias) - 1.0 \
                 + v.diag * v.alpha
             PG = 0.0
             if v.alpha == 0.0:

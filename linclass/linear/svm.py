@@ -41,6 +41,9 @@ _SOLVERS = ("dual_cd", "pegasos")
 _NEWTON_AFTER_PASSES = 50
 #: the Newton finish stops at ||g|| <= _NEWTON_RTOL_FACTOR * tol * ||g(0)||
 _NEWTON_RTOL_FACTOR = 0.01
+#: sparse inputs with more features than this have their columns renumbered by
+#: decreasing frequency for ``dual_cd`` (4096 doubles: a 32 KiB L1 data cache)
+_REORDER_MIN_FEATURES = 4096
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -79,6 +82,27 @@ def l1_svm_objective(X, ysign, w, bias, cost):
     margins = ysign * (np.asarray(X @ w[:-1]).ravel() + bias * w[-1])
     slack = np.maximum(0.0, 1.0 - margins)
     return float(np.abs(w).sum()) + float(cost @ slack ** 2)
+
+
+def _frequency_ordered_rows(X):
+    """:func:`kernel_rows` arrays of the CSR matrix ``X`` with its columns
+    renumbered by decreasing number of stored entries, and ``position`` (int32,
+    ``position[j]`` = new number of column ``j``).
+
+    Dual coordinate descent reads and updates ``w[j]`` for every stored entry
+    of the row it visits, in a random row order; a text matrix spends most of
+    its entries on few frequent terms, and numbering those first packs their
+    weights into a few cache lines that stay cached (20 Newsgroups: a 550 kB
+    ``w``, half of the entries on 1,000 terms).  The solution is the same up to
+    rounding: the weights of the renumbered problem are ``w[position]``.
+    """
+    n_features = X.shape[1]
+    counts = np.bincount(X.indices, minlength=n_features)
+    order = np.argsort(-counts, kind="stable")              # new column -> old
+    position = np.empty(n_features, dtype=np.int32)
+    position[order] = np.arange(n_features, dtype=np.int32)  # old column -> new
+    return dict(data=X.data, indices=position[X.indices], indptr=X.indptr,
+                is_sparse=True), position
 
 
 def _feature_columns(X, bias):
@@ -298,7 +322,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if self.penalty == "l1":
             return self._fit_l1(X, classes, codes, cost, bias, seeds)
         self.__dict__.pop("objective_", None)
-        rows = kernel_rows(X)
+        position = None
+        if self.solver == "dual_cd" and sp.issparse(X) and X.nnz \
+                and n_features > _REORDER_MIN_FEATURES:
+            rows, position = _frequency_ordered_rows(X)
+        else:
+            rows = kernel_rows(X)
         warm = (self.warm_start and hasattr(self, "coef_") and hasattr(self, "classes_")
                 and np.array_equal(self.classes_, classes) and self.n_features_in_ == n_features)
         prev_alpha = getattr(self, "dual_coef_", None) if warm else None
@@ -379,7 +408,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         W = np.vstack([r[0] for r in results])
         self.classes_ = classes
         self.n_features_in_ = n_features
-        self.coef_ = np.ascontiguousarray(W[:, :-1])
+        # renumbered columns (see _frequency_ordered_rows): back to the input's order
+        self.coef_ = np.ascontiguousarray(W[:, position] if position is not None
+                                          else W[:, :-1])
         self.intercept_ = W[:, -1] * bias
         self.n_iter_ = int(max(r[2] for r in results))
         if self.solver == "dual_cd":

@@ -1,0 +1,110 @@
+"""LinearSVC's dual coordinate descent on sparse inputs with many features
+renumbers the columns by decreasing frequency (cache locality of ``w``): the
+renumbering is a permutation, the fitted model is the one of the input order
+(the same operations in the same order, only the addresses of the weights
+differ) and it solves the problem scikit-learn's LIBLINEAR solves."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from linclass.linear import svm
+from linclass.linear.svm import LinearSVC, svm_primal_objective
+
+
+def _zipf_text(n=300, d=6000, k=3, seed=0):
+    """Sparse tf-idf-like rows: column use follows a Zipf law (frequent terms
+    have large numbers), class-dependent terms, unsorted columns in some rows."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    p = 1.0 / np.arange(1, d + 1) ** 1.1
+    p = rng.permutation(p / p.sum())             # frequent terms spread over the numbers
+    rows, cols, vals = [], [], []
+    for i in range(n):
+        m = int(rng.integers(5, 40))
+        c = np.unique(np.concatenate([rng.choice(d, m, p=p),
+                                      rng.choice(50, 3) + 100 * y[i]]))
+        c = rng.permutation(c) if i % 3 == 0 else c
+        rows.append(np.full(len(c), i))
+        cols.append(c)
+        vals.append(rng.random(len(c)) + 0.1)
+    X = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(n, d))
+    X = sp.csr_matrix((X.data / np.repeat(np.sqrt(X.multiply(X).sum(axis=1)).A.ravel(),
+                                          np.diff(X.indptr)), X.indices, X.indptr),
+                      shape=X.shape)
+    return X, y
+
+
+def test_frequency_order_is_a_permutation_by_decreasing_count():
+    X, _ = _zipf_text()
+    rows, position = svm._frequency_ordered_rows(X)
+    d = X.shape[1]
+    assert position.dtype == np.int32
+    assert np.array_equal(np.sort(position), np.arange(d))
+    counts = np.bincount(X.indices, minlength=d)
+    renumbered = np.empty(d, dtype=counts.dtype)
+    renumbered[position] = counts
+    assert np.all(np.diff(renumbered) <= 0)
+    # the same entries, renamed: row i of the renumbered matrix is row i of X
+    Xr = sp.csr_matrix((rows["data"], rows["indices"], rows["indptr"]), shape=X.shape)
+    np.testing.assert_array_equal(Xr.toarray()[:, position], X.toarray())
+
+
+def _fit(X, y, monkeypatch, threshold, **params):
+    monkeypatch.setattr(svm, "_REORDER_MIN_FEATURES", threshold)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return LinearSVC(random_state=0, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_renumbered_fit_equals_input_order_fit(loss, n_classes, monkeypatch):
+    X, y = _zipf_text()
+    y = y % n_classes
+    assert X.shape[1] > svm._REORDER_MIN_FEATURES
+    params = dict(loss=loss, C=1.0, tol=1e-6, max_iter=2000)
+    ordered = _fit(X, y, monkeypatch, svm._REORDER_MIN_FEATURES, **params)
+    plain = _fit(X, y, monkeypatch, 10**9, **params)
+    np.testing.assert_allclose(ordered.coef_, plain.coef_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ordered.intercept_, plain.intercept_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ordered.dual_coef_, plain.dual_coef_, rtol=0, atol=1e-12)
+    assert ordered.n_iter_ == plain.n_iter_
+    np.testing.assert_array_equal(ordered.predict(X), plain.predict(X))
+
+
+def test_renumbered_newton_finish_equals_input_order(monkeypatch):
+    """The squared hinge handed to the primal Newton method after 50 passes
+    (tol below what 50 dual passes reach) runs on the renumbered rows too."""
+    X, y = _zipf_text(seed=3)
+    params = dict(loss="squared_hinge", C=10.0, tol=1e-9, max_iter=200)
+    ordered = _fit(X, y, monkeypatch, svm._REORDER_MIN_FEATURES, **params)
+    plain = _fit(X, y, monkeypatch, 10**9, **params)
+    assert ordered.n_iter_ > svm._NEWTON_AFTER_PASSES      # the Newton finish ran
+    np.testing.assert_allclose(ordered.coef_, plain.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ordered.dual_objective_, plain.dual_objective_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+def test_renumbered_fit_matches_liblinear(loss):
+    sklearn_svm = pytest.importorskip("sklearn.svm")
+    X, y = _zipf_text(seed=1)
+    C = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = LinearSVC(loss=loss, C=C, tol=1e-8, max_iter=20000, random_state=0).fit(X, y)
+        ref = sklearn_svm.LinearSVC(loss=loss, C=C, tol=1e-8, max_iter=20000,
+                                    random_state=0).fit(X, y)
+    cost = np.full(X.shape[0], C)
+    for k in range(3):
+        ysign = np.where(y == k, 1.0, -1.0)
+        p_ours = svm_primal_objective(X, ysign, np.append(ours.coef_[k], ours.intercept_[k]),
+                                      1.0, cost, loss)
+        p_ref = svm_primal_objective(X, ysign, np.append(ref.coef_[k], ref.intercept_[k]),
+                                     1.0, cost, loss)
+        assert abs(p_ours - p_ref) <= 1e-5 * p_ref
+        # the dual objective is a lower bound that meets the primal at the optimum
+        assert abs(p_ours + ours.dual_objective_[k]) <= 1e-5 * p_ours
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=2e-3)
