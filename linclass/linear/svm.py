@@ -167,9 +167,10 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     intercept_scaling : float, default=1.0
     class_weight : None, "balanced" or dict, default=None
     shrinking : bool, default=True
-        Shrinking heuristic of dual coordinate descent (LIBLINEAR's); every
-        100 passes all variables are checked again, so that one shrunk by
-        mistake comes back even when the active set cannot reach ``tol``.
+        Shrinking heuristic of dual coordinate descent (LIBLINEAR's); all
+        variables are checked again after 100 passes without such a check,
+        then after 200, 400, ... passes, so that one shrunk by mistake comes
+        back even when the active set cannot reach ``tol``.
     warm_start : bool, default=False
         Start from the previous dual solution (``dual_cd``, same training set
         size) or the previous weights (``pegasos``).

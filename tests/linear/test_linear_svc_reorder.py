@@ -108,3 +108,57 @@ def test_renumbered_fit_matches_liblinear(loss):
         # the dual objective is a lower bound that meets the primal at the optimum
         assert abs(p_ours + ours.dual_objective_[k]) <= 1e-5 * p_ours
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=2e-3)
+
+
+def _stalling_problem():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 20))
+    y = (X[:, 0] + 0.8 * rng.normal(size=400) > 0).astype(int)
+    return X, y
+
+
+def test_tol_below_rounding_with_shrinking_reaches_the_unshrunk_optimum():
+    """tol=1e-15 cannot be reached in floating point: the shrunk dual never
+    stops on its own.  On this problem a variable shrunk by mistake keeps the
+    shrunk hinge 7e-4 above the optimum for ever unless all variables are
+    checked again (after 100, then 200, 400, 800 ... passes): at 3000 passes
+    the objective is the one without shrinking."""
+    X, y = _stalling_problem()
+    cost = np.full(len(y), 1.0)
+    objectives = []
+    for shrinking in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = LinearSVC(loss="hinge", C=1.0, tol=1e-15, max_iter=3000,
+                              shrinking=shrinking, random_state=0).fit(X, y)
+        w = np.append(model.coef_[0], model.intercept_[0])
+        objectives.append(svm_primal_objective(X, np.where(y == 1, 1.0, -1.0), w, 1.0,
+                                               cost, "hinge"))
+        # primal and dual meet: the optimum
+        assert abs(objectives[-1] + model.dual_objective_[0]) <= 1e-10 * objectives[-1]
+    assert abs(objectives[0] - objectives[1]) <= 1e-10 * objectives[1]
+
+
+def test_squared_hinge_dual_with_shrinking_below_rounding_reaches_the_optimum():
+    """The same for the squared-hinge dual alone (LinearSVC would hand it to
+    the Newton finish after 50 passes): 1000 passes reach the optimum."""
+    from linclass._core import _linear_svm
+    from linclass._validation import kernel_rows
+    X, y = _stalling_problem()
+    X = np.ascontiguousarray(X)
+    n, d = X.shape
+    ysign = np.where(y == 1, 1.0, -1.0)
+    duals = []
+    for shrinking in (True, False):
+        w = np.zeros(d + 1)
+        alpha = np.zeros(n)
+        n_iter, _ = _linear_svm.dual_cd_svc(
+            **kernel_rows(X), n_samples=n, n_features=d, ysign=ysign, cost=np.ones(n),
+            loss=2, bias=1.0, w=w, alpha=alpha, tol=1e-15, max_iter=1000,
+            shrinking=shrinking, seed=1)
+        assert n_iter == 1000
+        primal = svm_primal_objective(X, ysign, w, 1.0, np.ones(n), "squared_hinge")
+        dual = -(0.5 * w @ w - alpha.sum() + 0.25 * alpha @ alpha)
+        assert abs(primal - dual) <= 1e-10 * primal
+        duals.append(dual)
+    assert abs(duals[0] - duals[1]) <= 1e-12 * duals[1]
