@@ -218,7 +218,8 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
 def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                 Py_ssize_t n_features, const double[::1] ysign, const double[::1] cost,
                 int loss, double bias, double[::1] w, double[::1] alpha, double tol,
-                Py_ssize_t max_iter, bint shrinking, unsigned long long seed):
+                Py_ssize_t max_iter, bint shrinking, unsigned long long seed,
+                const double[::1] sq_norms=None):
     """Binary linear SVM by dual coordinate descent, in place on ``w``/``alpha``.
 
     ``ysign`` is +-1 per sample, ``cost`` the per-sample C (C x class weight x
@@ -226,11 +227,14 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     or 2 (squared hinge), ``bias`` the value of the constant feature (0 = no
     bias).  ``w`` has n_features + 1 entries (last: bias weight) and is
     rebuilt from ``alpha`` (the warm start) before the first pass.
+    ``sq_norms``: ``x_i . x_i`` per sample (:func:`row_sq_norms`, computed
+    once for all the one-vs-rest problems of a fit), else computed here.
 
     Returns (n_passes, max_violation).
     """
     if w.shape[0] != n_features + 1 or alpha.shape[0] != n_samples \
-            or ysign.shape[0] != n_samples or cost.shape[0] != n_samples or n_samples < 1:
+            or ysign.shape[0] != n_samples or cost.shape[0] != n_samples or n_samples < 1 \
+            or (sq_norms is not None and sq_norms.shape[0] != n_samples):
         raise ValueError("dual_cd_svc: inconsistent array shapes")
     if loss != 1 and loss != 2:
         raise ValueError("loss must be 1 or 2")
@@ -243,7 +247,8 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef Py_ssize_t i, nnz, n_active = 0, n_iter
     cdef const double* values
     cdef const int* ind
-    cdef double violation = 0.0
+    cdef double violation = 0.0, sq
+    cdef bint have_norms = sq_norms is not None
     cdef Rng rng
     rng_seed(&rng, seed)
     with nogil:
@@ -264,14 +269,37 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
             if alpha[i] > var[i].upper:
                 alpha[i] = var[i].upper
             var[i].alpha = alpha[i]
-            nnz = rows_get(&X, i, &values, &ind)
-            var[i].QD = row_sq_norm(values, nnz) + bias * bias + var[i].diag   # Q_ii + D_ii
+            if have_norms:
+                sq = sq_norms[i]
+            else:
+                nnz = rows_get(&X, i, &values, &ind)
+                sq = row_sq_norm(values, nnz)
+            var[i].QD = sq + bias * bias + var[i].diag        # Q_ii + D_ii
         binary_rebuild_w(&X, &ysign[0], &alpha[0], bias, &w[0])
         n_iter = binary_dual_cd(&X, &ysign[0], var, bias, &w[0], &index[0], n_active, tol,
                                 max_iter, shrinking, &rng, &violation)
         for i in range(n_samples):
             alpha[i] = var[i].alpha
     return n_iter, violation
+
+
+def row_sq_norms(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+                 Py_ssize_t n_features):
+    """``x_i . x_i`` of every row (the diagonal of Q that every one-vs-rest
+    problem of :func:`dual_cd_svc` shares), as a float64 array."""
+    if n_samples < 1:
+        raise ValueError("row_sq_norms: no rows")
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    out_arr = np.empty(n_samples)
+    cdef double[::1] out = out_arr
+    cdef Py_ssize_t i, nnz
+    cdef const double* values
+    cdef const int* ind
+    with nogil:
+        for i in range(n_samples):
+            nnz = rows_get(&X, i, &values, &ind)
+            out[i] = row_sq_norm(values, nnz)                 # (X ** 2).sum(axis=1)
+    return out_arr
 
 
 # ------------------------------------- primal Newton, squared hinge --

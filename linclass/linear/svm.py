@@ -341,6 +341,10 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         prev_t = getattr(self, "_pegasos_steps", None) if warm else None
 
         max_iter = int(self.max_iter)
+        # the diagonal of Q, shared by the one-vs-rest problems
+        sq_norms = (_linear_svm.row_sq_norms(**rows, n_samples=n_samples,
+                                             n_features=n_features)
+                    if self.solver == "dual_cd" and n_problems > 1 else None)
         newton = self.loss == "squared_hinge" and max_iter > _NEWTON_AFTER_PASSES
         dual_passes = _NEWTON_AFTER_PASSES if newton else max_iter
 
@@ -389,7 +393,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
                     tol=float(self.tol), max_iter=dual_passes,
-                    shrinking=bool(self.shrinking), seed=seeds[p])
+                    shrinking=bool(self.shrinking), seed=seeds[p], sq_norms=sq_norms)
                 return finish(p, ysign, w, alpha, n_iter, violation)
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0

@@ -162,3 +162,35 @@ def test_squared_hinge_dual_with_shrinking_below_rounding_reaches_the_optimum():
         assert abs(primal - dual) <= 1e-10 * primal
         duals.append(dual)
     assert abs(duals[0] - duals[1]) <= 1e-12 * duals[1]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_shared_row_norms(sparse):
+    """The one-vs-rest problems share x_i . x_i (row_sq_norms); the dual with
+    the shared norms is the dual that computes them itself."""
+    from linclass._core import _linear_svm
+    from linclass._validation import kernel_rows
+    X, y = _zipf_text(n=120, d=300)
+    if not sparse:
+        X = np.ascontiguousarray(X.toarray())
+    n, d = X.shape
+    rows = kernel_rows(X)
+    norms = _linear_svm.row_sq_norms(**rows, n_samples=n, n_features=d)
+    dense = X.toarray() if sparse else X
+    np.testing.assert_allclose(norms, (dense ** 2).sum(axis=1), rtol=1e-13)
+    ysign = np.where(y == 0, 1.0, -1.0)
+    runs = []
+    for shared in (norms, None):
+        w, alpha = np.zeros(d + 1), np.zeros(n)
+        _linear_svm.dual_cd_svc(**rows, n_samples=n, n_features=d, ysign=ysign,
+                                cost=np.ones(n), loss=1, bias=1.0, w=w, alpha=alpha,
+                                tol=1e-6, max_iter=500, shrinking=True, seed=3,
+                                sq_norms=shared)
+        runs.append((w, alpha))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    with pytest.raises(ValueError, match="inconsistent array shapes"):
+        _linear_svm.dual_cd_svc(**rows, n_samples=n, n_features=d, ysign=ysign,
+                                cost=np.ones(n), loss=1, bias=1.0, w=np.zeros(d + 1),
+                                alpha=np.zeros(n), tol=1e-6, max_iter=5, shrinking=True,
+                                seed=3, sq_norms=norms[:-1])
