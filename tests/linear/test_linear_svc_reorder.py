@@ -194,3 +194,24 @@ def test_shared_row_norms(sparse):
                                 cost=np.ones(n), loss=1, bias=1.0, w=np.zeros(d + 1),
                                 alpha=np.zeros(n), tol=1e-6, max_iter=5, shrinking=True,
                                 seed=3, sq_norms=norms[:-1])
+
+
+def test_renumbered_warm_start_and_threads():
+    """A warm start continues from the dual variables (indexed by sample, not by
+    column) and the weights stay in the input's column order: w = X^T (alpha s)."""
+    X, y = _zipf_text(seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LinearSVC(loss="hinge", C=1.0, tol=1e-6, max_iter=3, warm_start=True,
+                          random_state=0).fit(X, y)
+        first = model.dual_coef_.copy()
+        model.set_params(max_iter=2000).fit(X, y)
+        threads = LinearSVC(loss="hinge", C=1.0, tol=1e-6, max_iter=2000, n_jobs=2,
+                            random_state=0).fit(X, y)
+    assert not np.array_equal(first, model.dual_coef_)
+    for k in range(3):
+        ysign = np.where(y == k, 1.0, -1.0)
+        u = model.dual_coef_[k] * ysign
+        np.testing.assert_allclose(model.coef_[k], X.T @ u, atol=1e-9)
+        np.testing.assert_allclose(model.intercept_[k], u.sum(), atol=1e-9)
+    np.testing.assert_allclose(model.dual_objective_, threads.dual_objective_, rtol=1e-6)
