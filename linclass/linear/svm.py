@@ -41,6 +41,9 @@ _SOLVERS = ("dual_cd", "pegasos")
 _NEWTON_AFTER_PASSES = 50
 #: the Newton finish stops at ||g|| <= _NEWTON_RTOL_FACTOR * tol * ||g(0)||
 _NEWTON_RTOL_FACTOR = 0.01
+#: sparse inputs with more features than this have their columns renumbered by
+#: decreasing frequency for ``dual_cd`` (4096 doubles: a 32 KiB L1 data cache)
+_REORDER_MIN_FEATURES = 4096
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -79,6 +82,27 @@ def l1_svm_objective(X, ysign, w, bias, cost):
     margins = ysign * (np.asarray(X @ w[:-1]).ravel() + bias * w[-1])
     slack = np.maximum(0.0, 1.0 - margins)
     return float(np.abs(w).sum()) + float(cost @ slack ** 2)
+
+
+def _frequency_ordered_rows(X):
+    """:func:`kernel_rows` arrays of the CSR matrix ``X`` with its columns
+    renumbered by decreasing number of stored entries, and ``position`` (int32,
+    ``position[j]`` = new number of column ``j``).
+
+    Dual coordinate descent reads and updates ``w[j]`` for every stored entry
+    of the row it visits, in a random row order; a text matrix spends most of
+    its entries on few frequent terms, and numbering those first packs their
+    weights into a few cache lines that stay cached (20 Newsgroups: a 550 kB
+    ``w``, half of the entries on 1,000 terms).  The solution is the same up to
+    rounding: the weights of the renumbered problem are ``w[position]``.
+    """
+    n_features = X.shape[1]
+    counts = np.bincount(X.indices, minlength=n_features)
+    order = np.argsort(-counts, kind="stable")              # new column -> old
+    position = np.empty(n_features, dtype=np.int32)
+    position[order] = np.arange(n_features, dtype=np.int32)  # old column -> new
+    return dict(data=X.data, indices=position[X.indices], indptr=X.indptr,
+                is_sparse=True), position
 
 
 def _feature_columns(X, bias):
@@ -143,9 +167,10 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     intercept_scaling : float, default=1.0
     class_weight : None, "balanced" or dict, default=None
     shrinking : bool, default=True
-        Shrinking heuristic of dual coordinate descent (LIBLINEAR's); every
-        100 passes all variables are checked again, so that one shrunk by
-        mistake comes back even when the active set cannot reach ``tol``.
+        Shrinking heuristic of dual coordinate descent (LIBLINEAR's); all
+        variables are checked again after 100 passes without such a check,
+        then after 200, 400, ... passes, so that one shrunk by mistake comes
+        back even when the active set cannot reach ``tol``.
     warm_start : bool, default=False
         Start from the previous dual solution (``dual_cd``, same training set
         size) or the previous weights (``pegasos``).
@@ -298,7 +323,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if self.penalty == "l1":
             return self._fit_l1(X, classes, codes, cost, bias, seeds)
         self.__dict__.pop("objective_", None)
-        rows = kernel_rows(X)
+        position = None
+        if self.solver == "dual_cd" and sp.issparse(X) and X.nnz \
+                and n_features > _REORDER_MIN_FEATURES:
+            rows, position = _frequency_ordered_rows(X)
+        else:
+            rows = kernel_rows(X)
         warm = (self.warm_start and hasattr(self, "coef_") and hasattr(self, "classes_")
                 and np.array_equal(self.classes_, classes) and self.n_features_in_ == n_features)
         prev_alpha = getattr(self, "dual_coef_", None) if warm else None
@@ -311,6 +341,10 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         prev_t = getattr(self, "_pegasos_steps", None) if warm else None
 
         max_iter = int(self.max_iter)
+        # the diagonal of Q, shared by the one-vs-rest problems
+        sq_norms = (_linear_svm.row_sq_norms(**rows, n_samples=n_samples,
+                                             n_features=n_features)
+                    if self.solver == "dual_cd" and n_problems > 1 else None)
         newton = self.loss == "squared_hinge" and max_iter > _NEWTON_AFTER_PASSES
         dual_passes = _NEWTON_AFTER_PASSES if newton else max_iter
 
@@ -359,7 +393,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
                     tol=float(self.tol), max_iter=dual_passes,
-                    shrinking=bool(self.shrinking), seed=seeds[p])
+                    shrinking=bool(self.shrinking), seed=seeds[p], sq_norms=sq_norms)
                 return finish(p, ysign, w, alpha, n_iter, violation)
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0
@@ -379,7 +413,9 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         W = np.vstack([r[0] for r in results])
         self.classes_ = classes
         self.n_features_in_ = n_features
-        self.coef_ = np.ascontiguousarray(W[:, :-1])
+        # renumbered columns (see _frequency_ordered_rows): back to the input's order
+        self.coef_ = np.ascontiguousarray(W[:, position] if position is not None
+                                          else W[:, :-1])
         self.intercept_ = W[:, -1] * bias
         self.n_iter_ = int(max(r[2] for r in results))
         if self.solver == "dual_cd":
