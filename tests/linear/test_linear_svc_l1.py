@@ -168,13 +168,26 @@ def test_defaults_on_a9a_match_liblinear():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         ours = LinearSVC(penalty="l1", dual=False, random_state=0).fit(X, y)
-    # liblinear shuffles with the C library's global rand(), so its objective at
-    # its default tolerance (-e 1e-4) depends on what ran earlier in the process
-    # (2529.3 to 2532.3 here); compare with its tight solution instead, which is
-    # the optimum to ~1e-6 whatever the shuffle
-    w_ll = _liblinear_w(X, np.where(y == 1, 1, -1), "-s 5 -c 1 -B 1 -e 1e-7")
-    ll_obj = l1_svm_objective(X, np.where(y == 1, 1.0, -1.0), w_ll, 1.0, np.ones(len(y)))
-    assert ll_obj * (1 - 1e-5) <= ours.objective_[0] <= ll_obj * (1 + 1e-3)
+    # liblinear shuffles with the C library's global rand(), so its solution
+    # depends on what ran earlier in the process: at -e 1e-4 its objective was
+    # 2529.3 to 2532.3 here, and even -e 1e-7 (which hits its outer-iteration
+    # cap) 2529.1 to 2530.0.  So: ours at the defaults is no worse than
+    # liblinear's defaults (up to 1e-3), and within 1e-3 of the optimum, taken
+    # as the better of the two solvers run tight (which must agree to 1e-3)
+    ysign = np.where(y == 1, 1.0, -1.0)
+    ones = np.ones(len(y))
+    w_ll = _liblinear_w(X, np.where(y == 1, 1, -1), "-s 5 -c 1 -B 1 -e 1e-4")
+    ll_obj = l1_svm_objective(X, ysign, w_ll, 1.0, ones)
+    w_tight = _liblinear_w(X, np.where(y == 1, 1, -1), "-s 5 -c 1 -B 1 -e 1e-7")
+    ll_tight = l1_svm_objective(X, ysign, w_tight, 1.0, ones)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        tight = LinearSVC(penalty="l1", dual=False, tol=1e-8, max_iter=20000,
+                          random_state=0).fit(X, y)
+    optimum = min(ll_tight, tight.objective_[0])
+    assert abs(ll_tight - tight.objective_[0]) <= 1e-3 * optimum
+    assert ours.objective_[0] <= ll_obj * (1 + 1e-3)
+    assert optimum * (1 - 1e-9) <= ours.objective_[0] <= optimum * (1 + 1e-3)
     acc_ll = np.mean(np.where(Xt @ w_ll[:-1] + w_ll[-1] > 0, 1, -1) == yt)
     assert abs(ours.score(Xt, yt) - acc_ll) < 0.005
     assert 0 < np.count_nonzero(ours.coef_) < X.shape[1]
