@@ -20,6 +20,39 @@ operators column by column through scipy's LinearOperator.  The caller
 import numpy as np
 
 
+cdef extern from *:
+    """
+    /* x . y with SSE2 (the x86-64 baseline), four vector sums in flight (scalar C
+       with one sum is not vectorised without -ffast-math); the dense refinement
+       pass of the mixed-precision ridge (dense_normal_residual). */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    static double linclass_ridge_dot(Py_ssize_t n, const double* x, const double* y) {
+        __m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+        Py_ssize_t i = 0;
+        double s;
+        for (; i + 8 <= n; i += 8) {
+            s0 = _mm_add_pd(s0, _mm_mul_pd(_mm_loadu_pd(x + i), _mm_loadu_pd(y + i)));
+            s1 = _mm_add_pd(s1, _mm_mul_pd(_mm_loadu_pd(x + i + 2), _mm_loadu_pd(y + i + 2)));
+            s2 = _mm_add_pd(s2, _mm_mul_pd(_mm_loadu_pd(x + i + 4), _mm_loadu_pd(y + i + 4)));
+            s3 = _mm_add_pd(s3, _mm_mul_pd(_mm_loadu_pd(x + i + 6), _mm_loadu_pd(y + i + 6)));
+        }
+        s0 = _mm_add_pd(_mm_add_pd(s0, s1), _mm_add_pd(s2, s3));
+        s = _mm_cvtsd_f64(_mm_add_sd(s0, _mm_unpackhi_pd(s0, s0)));
+        for (; i < n; i++) s += x[i] * y[i];
+        return s;
+    }
+    #else
+    static double linclass_ridge_dot(Py_ssize_t n, const double* x, const double* y) {
+        double s = 0.0; Py_ssize_t i;
+        for (i = 0; i < n; i++) s += x[i] * y[i];
+        return s;
+    }
+    #endif
+    """
+    double _dot "linclass_ridge_dot"(Py_ssize_t n, const double* x, const double* y) noexcept nogil
+
+
 cdef void dual_apply_pass(const double* data, const int* rows, const int* colptr,
                           Py_ssize_t n, Py_ssize_t d, Py_ssize_t k,
                           const double* v, const double* m, double mumu, double alpha,
@@ -235,4 +268,89 @@ def centred_float32(const double[:, ::1] X, const double[::1] mu, const double[:
             vi = v[i]
             for j in range(d):
                 o[i, j] = <float>(vi * (X[i, j] - mu[j]))
+    return out
+
+
+def centred_float32_fused(const double[:, ::1] X, const double[::1] v, const double[::1] c,
+                          const double[:, ::1] Yt, double[::1] sums, double[:, ::1] B):
+    """One pass over ``X`` for the mixed-precision ridge: returns
+    ``A = float32(diag(v) (X - 1 c^T))`` (``c`` a shift close to the column means,
+    e.g. the mean of the first rows, so that the float32 values are centred up to
+    a small remainder, corrected in float64 by the caller), and fills
+    ``sums = sum_i v_i^2 (x_i - c)`` (the exact column means follow) and
+    ``B = sum_i Yt_ic v_i (x_i - c)`` (shape (k, d); the right-hand side
+    ``Xt^T Yt`` follows), all from the float64 values of the row."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = Yt.shape[1], i, j, t
+    if v.shape[0] != n or c.shape[0] != d or Yt.shape[0] != n or sums.shape[0] != d \
+            or B.shape[0] != k or B.shape[1] != d or n < 1 or d < 1:
+        raise ValueError("centred_float32_fused: inconsistent array shapes")
+    out = np.empty((n, d), dtype=np.float32)
+    row = np.empty(d)
+    cdef float[:, ::1] o = out
+    cdef double[::1] buf = row
+    cdef double vi, z
+    cdef double* b
+    cdef double* s = &sums[0]
+    cdef float* orow
+    cdef const double* xrow
+    with nogil:
+        for j in range(d):
+            s[j] = 0.0
+        for t in range(k):
+            for j in range(d):
+                B[t, j] = 0.0
+        for i in range(n):
+            vi = v[i]
+            xrow = &X[i, 0]
+            orow = &o[i, 0]
+            for j in range(d):
+                z = vi * (xrow[j] - c[j])
+                buf[j] = z
+                orow[j] = <float>z
+            for j in range(d):
+                s[j] += vi * buf[j]
+            for t in range(k):
+                z = Yt[i, t]
+                b = &B[t, 0]
+                for j in range(d):
+                    b[j] += z * buf[j]
+    return out
+
+
+def dense_normal_residual(const double[:, ::1] X, const double[::1] mu, const double[::1] v,
+                          const double[:, ::1] Yt, const double[:, ::1] W, double[:, ::1] out):
+    """``out = Xt^T (Yt - Xt W^T)`` (shape (k, d); ``W`` of shape (k, d)) with ``Xt =
+    diag(v) (X - 1 mu^T)``, in ONE pass over the rows of dense ``X`` (each row is
+    read for its products with ``W`` and again, from L1, for its update of ``out``;
+    numpy needs two passes, ``X W`` then ``X^T Z``): the residual of the
+    mixed-precision ridge's refinement steps."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], k = Yt.shape[1], i, j, t
+    if mu.shape[0] != d or v.shape[0] != n or Yt.shape[0] != n or W.shape[0] != k \
+            or W.shape[1] != d or out.shape[0] != k or out.shape[1] != d or n < 1 or d < 1:
+        raise ValueError("dense_normal_residual: inconsistent array shapes")
+    work = np.zeros(3 * k)
+    cdef double[::1] wk = work                 # mu.W_t, sum_i z_it, z_it
+    cdef double z
+    cdef double* o
+    cdef const double* xrow
+    with nogil:
+        for t in range(k):
+            wk[t] = _dot(d, &mu[0], &W[t, 0])
+            for j in range(d):
+                out[t, j] = 0.0
+        for i in range(n):
+            xrow = &X[i, 0]
+            for t in range(k):
+                z = v[i] * (Yt[i, t] - v[i] * (_dot(d, xrow, &W[t, 0]) - wk[t]))
+                wk[k + t] += z
+                wk[2 * k + t] = z
+            for t in range(k):
+                z = wk[2 * k + t]
+                o = &out[t, 0]
+                for j in range(d):
+                    o[j] += z * xrow[j]
+        for t in range(k):
+            z = wk[k + t]
+            for j in range(d):
+                out[t, j] -= z * mu[j]
     return out
