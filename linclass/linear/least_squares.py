@@ -300,14 +300,11 @@ def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
 def _solve_mixed(op, Yt, alpha, max_steps=10):
     """Ridge on the primal side in mixed precision, or None when it does not converge.
 
-    ``A = float32(Xt)`` up to a shift (one pass,
-    :func:`linclass._core._ridge.centred_float32_fused`, which also gives the
-    column means and ``Xt^T Yt``),
+    ``A = float32(Xt)`` (one pass, :func:`linclass._core._ridge.centred_float32`),
     ``G = float64(A^T A) + alpha I`` (float32 ``syrk`` through numpy: half the
     time of the float64 one) factorised by Cholesky in float64, then iterative
     refinement against the exact operator: ``R = Xt^T Yt - (Xt^T Xt + alpha
-    I) W`` in float64 (one pass over ``X``,
-    :func:`linclass._core._ridge.dense_normal_residual`), ``W += G^{-1} R``.  The error
+    I) W`` in float64 (two passes over ``X``), ``W += G^{-1} R``.  The error
     contracts by about ``cond(Xt^T Xt + alpha I) * 1e-7`` a step (Higham,
     *Accuracy and Stability of Numerical Algorithms*, 2nd ed., ch. 12 (iterative refinement);
     Carson & Higham 2018 for the mixed-precision form): stops when a correction is
@@ -319,45 +316,25 @@ def _solve_mixed(op, Yt, alpha, max_steps=10):
     not finite, or the corrections stagnate above that or do not reach it in
     ``max_steps`` steps."""
     X = np.ascontiguousarray(op.X, dtype=np.float64)
-    v = np.ascontiguousarray(op.v, dtype=np.float64)
-    Yt = np.ascontiguousarray(Yt, dtype=np.float64)
-    n, d = X.shape
-    k = Yt.shape[1]
-    total = float(np.sum(v * v))
-    # the shift c of the float32 copy: mu when known, else (to compute mu in the same
-    # pass) the mean of the first rows, close to mu: the float32 values are centred up
-    # to mu - c, whose rank-one term is removed from the Gram matrix in float64
-    if op.needs_column_sums:
-        shift = X[:MIXED_SHIFT_ROWS].mean(axis=0)
-    else:
-        shift = np.ascontiguousarray(op.mu, dtype=np.float64)
-    sums = np.empty(d)
-    Bk = np.empty((k, d))
-    A = _ridge.centred_float32_fused(X, v, shift, Yt, sums, Bk)
-    if op.needs_column_sums:
-        op.set_column_sums(sums + total * shift)        # X^T sw, from the same pass
-    mu = np.ascontiguousarray(op.mu, dtype=np.float64)
-    off = mu - shift
+    A = _ridge.centred_float32(X, np.ascontiguousarray(op.mu, dtype=np.float64),
+                               np.ascontiguousarray(op.v, dtype=np.float64))
     with np.errstate(over="ignore", invalid="ignore"):
         G = (A.T @ A).astype(np.float64)               # numpy calls ssyrk for A.T @ A
     del A
     if not np.isfinite(G).all():
         return None
-    G -= total * np.outer(off, off)
     G[np.diag_indices_from(G)] += alpha
     try:
         factor = scipy.linalg.cho_factor(G, lower=False, overwrite_a=True,
                                          check_finite=False)
     except np.linalg.LinAlgError:
         return None
-    B = Bk.T - np.outer(off, v @ Yt)                    # Xt^T Yt
+    B = op.rmatmat(Yt)
     W = scipy.linalg.cho_solve(factor, B, check_finite=False)
-    R = np.empty((k, d))
     previous = np.inf
     for _ in range(max_steps):
-        # R = Xt^T (Yt - Xt W) - alpha W, one pass over X
-        _ridge.dense_normal_residual(X, mu, v, Yt, np.ascontiguousarray(W.T), R)
-        dW = scipy.linalg.cho_solve(factor, R.T - alpha * W, check_finite=False)
+        R = B - op.rmatmat(op.matmat(W)) - alpha * W
+        dW = scipy.linalg.cho_solve(factor, R, check_finite=False)
         W += dW
         size = float(np.max(np.abs(W)))
         step = float(np.max(np.abs(dW)))
@@ -371,11 +348,6 @@ def _solve_mixed(op, Yt, alpha, max_steps=10):
             return W if step <= 1e-9 * size else None
         previous = step
     return None
-
-
-#: Rows whose mean is the shift of the mixed-precision ridge's float32 copy when
-#: the column means are not known yet (:func:`_solve_mixed`).
-MIXED_SHIFT_ROWS = 256
 
 
 def _fused_operator(op, alpha, dual, k):

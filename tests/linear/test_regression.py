@@ -293,62 +293,6 @@ def test_centred_float32_kernel():
         centred_float32(X, mu[:3], v)
 
 
-def test_centred_float32_fused_kernel():
-    from linclass._core._ridge import centred_float32_fused
-    rng = np.random.default_rng(54)
-    X = rng.normal(size=(41, 9)) + 4.0
-    v, c = rng.uniform(0.5, 2.0, 41), X[:5].mean(axis=0)
-    Yt = rng.normal(size=(41, 2))
-    sums, B = np.empty(9), np.empty((2, 9))
-    A = centred_float32_fused(X, v, c, Yt, sums, B)
-    Z = v[:, None] * (X - c)
-    assert A.dtype == np.float32 and A.shape == (41, 9)
-    np.testing.assert_array_equal(A, Z.astype(np.float32))
-    np.testing.assert_allclose(sums, (v[:, None] * Z).sum(axis=0), rtol=1e-12)
-    np.testing.assert_allclose(B, Yt.T @ Z, rtol=1e-12)
-    with pytest.raises(ValueError, match="shapes"):
-        centred_float32_fused(X, v, c[:3], Yt, sums, B)
-    with pytest.raises(ValueError, match="shapes"):
-        centred_float32_fused(X, v, c, Yt, sums, np.empty((3, 9)))
-
-
-def test_dense_normal_residual_kernel():
-    from linclass._core._ridge import dense_normal_residual
-    rng = np.random.default_rng(55)
-    for d in (1, 7, 19):                       # shorter than, and not a multiple of, 8
-        X = rng.normal(size=(37, d)) + 2.0
-        mu, v = rng.normal(size=d), rng.uniform(0.5, 2.0, 37)
-        Yt, W = rng.normal(size=(37, 3)), rng.normal(size=(3, d))
-        out = np.empty((3, d))
-        dense_normal_residual(X, mu, v, Yt, W, out)
-        Xt = v[:, None] * (X - mu)
-        np.testing.assert_allclose(out, (Xt.T @ (Yt - Xt @ W.T)).T, rtol=1e-10, atol=1e-10)
-    with pytest.raises(ValueError, match="shapes"):
-        dense_normal_residual(X, mu, v, Yt, np.ones((3, d + 1)), out)
-
-
-@pytest.mark.parametrize("mu_known", [False, True])
-def test_ridge_mixed_precision_drifting_means_equals_float64(mu_known):
-    # the first rows' mean (the float32 copy's shift) is far from the column means:
-    # the rank-one correction of the Gram matrix and of Xt^T Yt in float64
-    from linclass.linear.least_squares import MIXED_SHIFT_ROWS, _CenteredOperator, _solve_mixed
-    rng = np.random.default_rng(56)
-    n, d = 4 * MIXED_SHIFT_ROWS, 210
-    X = rng.normal(size=(n, d)) + np.linspace(0.0, 50.0, n)[:, None] * rng.uniform(size=d)
-    y = X @ rng.normal(size=d) + rng.normal(size=n)
-    sw = rng.uniform(0.5, 2.0, n)
-    op = _CenteredOperator(X, sw, True)
-    if mu_known:
-        op.mu
-    ybar = (sw @ y) / sw.sum()
-    Yt = (op.v * (y - ybar))[:, None]
-    W = _solve_mixed(op, Yt, 3.0)
-    assert W is not None
-    peer = skl.Ridge(alpha=3.0, solver="cholesky").fit(X, y, sample_weight=sw)
-    np.testing.assert_allclose(op.mu, (sw @ X) / sw.sum(), rtol=1e-12)
-    assert np.abs(W[:, 0] - peer.coef_).max() <= 1e-10 * np.abs(peer.coef_).max()
-
-
 def test_ridge_mixed_precision_chosen_by_shape():
     from linclass.linear.least_squares import (MIXED_FEATURES_PER_TARGET,
                                                MIXED_MIN_FEATURES, ridge_solver)
