@@ -476,3 +476,21 @@ def test_defaults_on_a9a_equal_sklearn():
     for coef in (lasso.coef_, clf.coef_[0]):
         np.testing.assert_allclose(coef, peer.coef_, rtol=1e-5, atol=1e-6)
     assert clf.score(X, y) > 0.8
+
+
+def test_check_finite_fast_path_still_exact():
+    # the BLAS-dot fast path (C-contiguous float arrays of >= 4096 values): NaN and
+    # +-infinity anywhere still raise with their position; finite values whose
+    # squares overflow (float64 and float32) are accepted by the exact check
+    from linclass._validation import _check_finite
+    for dtype in (np.float64, np.float32):
+        X = np.ones((80, 60), dtype=dtype)
+        _check_finite(X, "X")
+        for bad, kind in ((np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")):
+            Y = X.copy()
+            Y[41, 17] = bad
+            with pytest.raises(ValueError, match="X contains %s .*position %d" % (kind, 41 * 60 + 17)):
+                _check_finite(Y, "X")
+        _check_finite(X * np.finfo(dtype).max / 2, "X")
+    with pytest.raises(ValueError, match="X contains NaN"):
+        Ridge().fit(np.where(np.eye(100, 50) > 0, np.nan, 1.0), np.ones(100))
