@@ -317,6 +317,19 @@ def _solve_mixed(op, Yt, alpha, max_steps=10):
     not finite, or the corrections stagnate above that or do not reach it in
     ``max_steps`` steps."""
     X = np.ascontiguousarray(op.X, dtype=np.float64)
+    VY = op.v[:, None] * Yt
+    # X^T sw (the column sums, mu) and X^T (v Yt) by blocks of MIXED_BLOCK_ROWS rows:
+    # each block read from memory once, the second product from cache
+    vectors = ([op.v * op.v] if op.needs_column_sums else []) + list(VY.T)
+    products = [np.zeros(X.shape[1]) for _ in vectors]
+    for start in range(0, X.shape[0], MIXED_BLOCK_ROWS):
+        XbT = X[start:start + MIXED_BLOCK_ROWS].T
+        for u, out in zip(vectors, products):
+            out += XbT @ u[start:start + MIXED_BLOCK_ROWS]
+    if op.needs_column_sums:
+        op.set_column_sums(products.pop(0))
+    XVY = np.column_stack(products)
+    B = XVY - np.outer(op.mu, VY.sum(axis=0))                 # Xt^T Yt
     A = _ridge.centred_float32(X, np.ascontiguousarray(op.mu, dtype=np.float64),
                                np.ascontiguousarray(op.v, dtype=np.float64))
     with np.errstate(over="ignore", invalid="ignore"):
@@ -330,7 +343,6 @@ def _solve_mixed(op, Yt, alpha, max_steps=10):
                                          check_finite=False)
     except np.linalg.LinAlgError:
         return None
-    B = op.rmatmat(Yt)
     W = scipy.linalg.cho_solve(factor, B, check_finite=False)
     previous = np.inf
     v = op.v
