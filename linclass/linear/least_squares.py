@@ -163,9 +163,9 @@ SPARSE_GRAM_LIMIT = 1000
 #: target columns uses the mixed-precision Cholesky (``"primal_mixed"``, see
 #: :func:`_solve_mixed`).  Cost model: the float32 Gram matrix halves the
 #: ``n p^2 / 2`` multiply-adds of ``syrk`` (twice the SIMD width); each
-#: refinement step costs two memory-bound float64 passes over ``X`` (``X W``
-#: and ``X^T Z``, about 8x the cost per multiply-add of ``syrk``), and two or
-#: three steps are needed.  Measured (one thread) on Gaussian 10000 x 500: the
+#: refinement step costs two memory-bound float64 products with ``X`` (``X W``
+#: and ``X^T Z``, about 8x the cost per multiply-add of ``syrk``; by blocks of
+#: rows, one read of ``X`` from memory), and two or three steps are needed.  Measured (one thread) on Gaussian 10000 x 500: the
 #: float64 ``syrk`` 0.065 s, float32 0.034 s, one float64 pass 0.002 s.
 MIXED_MIN_FEATURES = 200
 MIXED_FEATURES_PER_TARGET = 50
