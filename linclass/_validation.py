@@ -29,6 +29,14 @@ def _describe(obj):
 
 
 def _check_finite(values, name):
+    if values.size >= 4096 and values.dtype.kind == "f" and values.flags.c_contiguous:
+        # fast path: one BLAS dot of the values with themselves is finite when every
+        # value is (NaN and infinity propagate; an overflow of the squares only sends
+        # it to the exact check below), without isfinite's boolean temporary
+        flat = values.reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(flat @ flat):
+                return
     if values.size and not np.isfinite(values).all():
         bad = np.flatnonzero(~np.isfinite(values.ravel()))[0]
         kind = "NaN" if np.isnan(values.ravel()[bad]) else "infinity"

@@ -145,19 +145,26 @@ def test_lasso_dense_updates_equal_on_larger_problem(fit_intercept, weighted):
 def test_scaled_transpose():
     from linclass._core._coordinate_descent import scaled_transpose
     rng = np.random.default_rng(0)
-    for n, d in ((70, 45), (301, 260)):                # not multiples of the tile
+    # not multiples of the tile (default 512 x 64), odd row counts (the scalar tail
+    # of the two-row loop); other tile shapes, down to 1 x 1
+    for n, d, tiles in ((70, 45, {}), (301, 260, {}), (1031, 131, {}),
+                        (301, 260, dict(tile_rows=128, tile_cols=128)),
+                        (37, 11, dict(tile_rows=1, tile_cols=1)),
+                        (37, 11, dict(tile_rows=5, tile_cols=3))):
         X = rng.normal(size=(n, d))
         for v in (np.ones(n), rng.uniform(0.1, 2.0, size=n)):
             sq, sums = np.empty(d), np.empty(d)
-            T = scaled_transpose(X, v, sq)
+            T = scaled_transpose(X, v, sq, **tiles)
             np.testing.assert_array_equal(T, (v[:, None] * X).T)
             np.testing.assert_allclose(sq, ((v[:, None] * X) ** 2).sum(axis=0), rtol=1e-13)
-            T = scaled_transpose(X, v, sq, sums)
+            T = scaled_transpose(X, v, sq, sums, **tiles)
             np.testing.assert_array_equal(T, (v[:, None] * X).T)
             np.testing.assert_allclose(sums, X.T @ v ** 2, rtol=1e-12, atol=1e-12)
     X = rng.normal(size=(70, 45))
     with pytest.raises(ValueError, match="shapes"):
         scaled_transpose(X, np.ones(3), np.empty(45))
+    with pytest.raises(ValueError, match="shapes"):
+        scaled_transpose(X, np.ones(70), np.empty(45), None, 0, 64)
 
 
 @pytest.mark.filterwarnings("ignore:'n_alphas' was deprecated:FutureWarning")
@@ -476,3 +483,21 @@ def test_defaults_on_a9a_equal_sklearn():
     for coef in (lasso.coef_, clf.coef_[0]):
         np.testing.assert_allclose(coef, peer.coef_, rtol=1e-5, atol=1e-6)
     assert clf.score(X, y) > 0.8
+
+
+def test_check_finite_fast_path_still_exact():
+    # the BLAS-dot fast path (C-contiguous float arrays of >= 4096 values): NaN and
+    # +-infinity anywhere still raise with their position; finite values whose
+    # squares overflow (float64 and float32) are accepted by the exact check
+    from linclass._validation import _check_finite
+    for dtype in (np.float64, np.float32):
+        X = np.ones((80, 60), dtype=dtype)
+        _check_finite(X, "X")
+        for bad, kind in ((np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")):
+            Y = X.copy()
+            Y[41, 17] = bad
+            with pytest.raises(ValueError, match="X contains %s .*position %d" % (kind, 41 * 60 + 17)):
+                _check_finite(Y, "X")
+        _check_finite(X * np.finfo(dtype).max / 2, "X")
+    with pytest.raises(ValueError, match="X contains NaN"):
+        Ridge().fit(np.where(np.eye(100, 50) > 0, np.nan, 1.0), np.ones(100))
