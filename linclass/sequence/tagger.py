@@ -22,6 +22,7 @@ import collections
 import itertools
 import numbers
 import operator
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -332,15 +333,29 @@ class SequenceTagger(BaseEstimator):
         _check_sentences(X)
         if int(self.n_jobs) > 1:
             # the labels are encoded in a second thread while the template pass runs
-            # its blocks without the GIL (the same result; a label error still wins)
+            # its threads without the GIL: the thread starts when the GIL-bound part
+            # of the pass (column types, transforms) is done, not to compete with it
+            # for the GIL (the same result; a label error still wins)
+            start = threading.Event()
+
+            def encode():
+                start.wait()
+                return _encode_label_sequences(Y, X)
+            features = None
             with ThreadPoolExecutor(1) as pool:
-                labels = pool.submit(_encode_label_sequences, Y, X)
+                labels = pool.submit(encode)
                 try:
                     features = self._make_featurizer(X)
+                    features._before_extract = start.set
                     Xf, offsets = self._featurize(X, fit=True, featurizer=features)
                 except Exception:
+                    start.set()
                     labels.result()
                     raise
+                finally:
+                    start.set()
+                    if features is not None:
+                        features.__dict__.pop("_before_extract", None)
                 self.classes_, gold = labels.result()
             self.features_ = features
         else:
