@@ -27,6 +27,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import _validation
 from .._core import _sequence
@@ -126,6 +127,18 @@ def _encode_label_sequences(Y, X, classes=None):
     if classes.size == 0:
         raise ValueError("Y holds no labels (all sentences are empty)")
     return classes, (remap[codes] if codes.size else codes).astype(np.int32)
+
+
+def _own_template_output(features, Xf):
+    """Whether ``Xf`` comes from linclass's own template pass, which builds its
+    CSR matrices canonical (int32 indices sorted and distinct in every row,
+    within ``n_features_``; float64 data; contiguous): the O(nnz) checks of
+    ``check_array`` are skipped for them (a subclass or another extractor is
+    checked)."""
+    from ..features import FeatureTemplate
+    return (type(features) is FeatureTemplate and features.template is not None
+            and type(Xf) is sp.csr_matrix and Xf.indices.dtype == np.int32
+            and Xf.indptr.dtype == np.int32 and Xf.data.dtype == np.float64)
 
 
 def _token_accuracy(pred, Y, name):
@@ -318,7 +331,8 @@ class SequenceTagger(BaseEstimator):
             Xf, lengths = features.partial_fit_transform(X)
         else:
             Xf, lengths = features.transform(X)
-        Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
+        if not _own_template_output(features, Xf):
+            Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         if offsets[-1] != Xf.shape[0]:

@@ -708,3 +708,30 @@ def test_key_table_adopt_parts_checks_its_input():
     with pytest.raises(ValueError, match="layouts"):
         _features.KeyTable(3, 2)._adopt_parts([_features.KeyTable(2, 2)] * 2, owner,
                                               np.zeros(0, np.int32), offset)
+
+
+@pytest.mark.parametrize("params", [{}, {"min_count": 2}, {"n_hash": 257},
+                                    {"boundary": "pad"}])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_template_matrices_are_canonical(params, n_jobs):
+    """The tagger skips check_array for the template pass's own matrices: they
+    must be canonical CSR (int32 indices strictly increasing in every row and
+    in range, float64 contiguous data, positive finite counts) in fit,
+    transform and partial_fit."""
+    train = _random_sentences(2500, seed=41)
+    test = _random_sentences(200, seed=42) + [[("Zebra", "NNP")], []]
+    ft = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_jobs=n_jobs, **params)
+    for step in (lambda: ft.fit_transform(train), lambda: ft.transform(test),
+                 lambda: ft.partial_fit_transform(test)):
+        X, _ = step()
+        assert type(X) is sp.csr_matrix and X.shape[1] == ft.n_features_
+        assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+        assert X.data.dtype == np.float64
+        assert X.data.flags.c_contiguous and X.indices.flags.c_contiguous
+        assert X.indptr[0] == 0 and X.indptr[-1] == X.nnz == len(X.indices) == len(X.data)
+        assert np.all(np.diff(X.indptr) >= 0)
+        assert X.nnz == 0 or (X.indices.min() >= 0 and X.indices.max() < X.shape[1])
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        same_row = rows[1:] == rows[:-1]
+        assert np.all(np.diff(X.indices.astype(np.int64))[same_row] > 0)
+        assert np.all(np.isfinite(X.data)) and np.all(X.data >= 1)

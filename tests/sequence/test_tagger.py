@@ -399,3 +399,24 @@ def test_two_thread_fit_starts_the_labels_after_the_column_pass():
     bad = X[:5] + [[("a", "b", "c")]] + X[6:]
     with pytest.raises(ValueError, match="columns"):
         SequenceTagger(features="chunking", n_jobs=2).fit(bad, Y[:5] + [["O"]] + Y[6:])
+
+
+def test_featurize_checks_matrices_not_made_by_the_template_pass():
+    """Only FeatureTemplate's own template matrices skip check_array: a subclass
+    returning a malformed matrix is refused with a clear error."""
+    import scipy.sparse as sp
+    from linclass.features import FeatureTemplate
+
+    class Bad(FeatureTemplate):
+        def fit_transform(self, sentences, y=None):
+            X, lengths = super().fit_transform(sentences)
+            X = sp.csr_matrix((X.data, X.indices.copy(), X.indptr), shape=X.shape)
+            X.indices[0] = X.shape[1] + 5          # out of range
+            return X, lengths
+    X = [[("a", "DT"), ("cat", "NN")], [("the", "DT"), ("dog", "NN")]] * 3
+    Y = [["B", "I"], ["B", "I"]] * 3
+    with pytest.raises(ValueError, match="token features"):
+        SequenceTagger(features=Bad("w[0] pos[0]", ("w", "pos")), max_iter=1).fit(X, Y)
+    ok = SequenceTagger(features=FeatureTemplate("w[0] pos[0]", ("w", "pos")),
+                        max_iter=3, random_state=0).fit(X, Y)
+    assert ok.predict(X) == Y
