@@ -319,6 +319,66 @@ cdef class KeyTable:
             raise MemoryError("out of memory while merging feature tables")
         return out
 
+    def _adopt_parts(self, list tables, const int32_t[::1] owner,
+                     const int32_t[::1] global_id, const int64_t[::1] offset):
+        """Become the union of ``tables`` (private tables of the template-parallel
+        fit pass, table ``g`` holding the parts ``p`` with ``owner[p] == g``),
+        its key ``l`` getting id ``global_id[offset[g] + l]``: the keys move to
+        their global ids and the parts' slot arrays are taken over with their
+        ids renumbered (same hashes, same masks: no probing).  Only for an empty
+        table (its empty parts go to the private tables, to be discarded)."""
+        cdef Py_ssize_t n_tables = len(tables), g, l, p, i, total = 0, w = self.width
+        cdef KeyTable t
+        cdef int32_t gi
+        cdef int32_t* keys
+        cdef uint64_t* hashes
+        cdef Slot* slots
+        if self.n_keys != 0:
+            raise ValueError("_adopt_parts needs an empty table")
+        if owner.shape[0] > self.n_parts or offset.shape[0] != n_tables + 1:
+            raise ValueError("_adopt_parts: inconsistent arrays")
+        for g in range(n_tables):
+            t = tables[g]
+            if t.width != w or t.n_parts != self.n_parts or offset[g] != total:
+                raise ValueError("_adopt_parts: tables of different key layouts")
+            total += t.n_keys
+        if offset[n_tables] != total or global_id.shape[0] != total:
+            raise ValueError("_adopt_parts: inconsistent arrays")
+        for p in range(owner.shape[0]):
+            if not 0 <= owner[p] < n_tables:
+                raise ValueError("_adopt_parts: owner out of range")
+        if total > self.key_capacity:
+            keys = <int32_t*> realloc(self.keys, total * w * sizeof(int32_t))
+            if keys == NULL:
+                raise MemoryError("cannot allocate a feature table of %d keys" % total)
+            self.keys = keys
+            hashes = <uint64_t*> realloc(self.hashes, total * sizeof(uint64_t))
+            if hashes == NULL:
+                raise MemoryError("cannot allocate a feature table of %d keys" % total)
+            self.hashes = hashes
+            self.key_capacity = total
+        for g in range(n_tables):
+            t = tables[g]
+            with nogil:
+                for l in range(t.n_keys):
+                    gi = global_id[offset[g] + l]
+                    memcpy(&self.keys[<Py_ssize_t>gi * w], &t.keys[l * w], w * sizeof(int32_t))
+                    self.hashes[gi] = t.hashes[l]
+        for p in range(owner.shape[0]):
+            t = tables[owner[p]]
+            g = owner[p]
+            slots = t.part_slots[p]
+            with nogil:
+                for i in range(<Py_ssize_t>(t.part_mask[p] + 1)):
+                    if slots[i].id >= 0:
+                        slots[i].id = global_id[offset[g] + slots[i].id]
+            # swap: this table's empty part goes to the private table
+            t.part_slots[p] = self.part_slots[p]
+            t.part_mask[p], self.part_mask[p] = self.part_mask[p], t.part_mask[p]
+            t.part_keys[p], self.part_keys[p] = self.part_keys[p], t.part_keys[p]
+            self.part_slots[p] = slots
+        self.n_keys = total
+
     def keys_array(self):
         """Copy of the stored keys, shape (n_keys, width), row i = key of id i (int64)."""
         out = np.empty((self.n_keys, self.width), dtype=np.int32)
@@ -476,6 +536,215 @@ cdef int _extract(const int64_t[:, ::1] values,
     return 0
 
 
+cdef int _extract_local(const int64_t[:, ::1] values, const int64_t[::1] sentence_ptr,
+                        const int32_t[::1] kind, const int32_t[::1] atom_ptr,
+                        const int32_t[::1] atom_space, const int32_t[::1] atom_offset,
+                        bint pad, KeyTable table, Py_ssize_t width,
+                        const int32_t[::1] owner, int32_t g,
+                        int32_t[::1] local) noexcept nogil:
+    """The fit pass of the templates ``k`` with ``owner[k] == g`` over all the
+    sentences, inserting into ``table`` (private to ``g``): ``local[t *
+    n_templates + k]`` = the key's id in ``table`` (its first occurrence in
+    token order among these templates), -1 when token ``t`` has no feature of
+    template ``k``.  Entries of other templates are not written.  0, or -2
+    when memory runs out."""
+    cdef Py_ssize_t n_templates = kind.shape[0]
+    cdef Py_ssize_t n_sentences = sentence_ptr.shape[0] - 1
+    cdef Py_ssize_t s, t, k, a, j, p, start, end, arity, n_keys
+    cdef int64_t v, fid
+    cdef bint complete
+    cdef int64_t* keys = <int64_t*> malloc((n_templates + 1) * width * sizeof(int64_t))
+    cdef uint64_t* hashes = <uint64_t*> malloc((n_templates + 1) * sizeof(uint64_t))
+    cdef int32_t* which = <int32_t*> malloc((n_templates + 1) * sizeof(int32_t))
+    if keys == NULL or hashes == NULL or which == NULL:
+        free(keys)
+        free(hashes)
+        free(which)
+        return -2
+    cdef int64_t* key
+    for s in range(n_sentences):
+        start = sentence_ptr[s]
+        end = sentence_ptr[s + 1]
+        for t in range(start, end):
+            n_keys = 0
+            for k in range(n_templates):
+                if owner[k] != g:
+                    continue
+                local[t * n_templates + k] = -1
+                if kind[k] == _BOS and t != start:
+                    continue
+                if kind[k] == _EOS and t != end - 1:
+                    continue
+                key = &keys[n_keys * width]
+                key[0] = k
+                complete = True
+                arity = atom_ptr[k + 1] - atom_ptr[k]
+                for a in range(atom_ptr[k], atom_ptr[k + 1]):
+                    p = t + atom_offset[a]
+                    if p < start:
+                        if not pad:
+                            complete = False
+                            break
+                        v = -1                              # BEFORE_START
+                    elif p >= end:
+                        if not pad:
+                            complete = False
+                            break
+                        v = -2                              # AFTER_END
+                    else:
+                        v = values[atom_space[a], p]
+                        if v == -4:                         # ABSENT_VALUE: left out
+                            complete = False
+                            break
+                    key[1 + a - atom_ptr[k]] = v
+                if not complete:
+                    continue
+                for j in range(1 + arity, width):
+                    key[j] = 0
+                hashes[n_keys] = _hash_key(key, width)
+                prefetch(table.slot_address(key, hashes[n_keys]))
+                which[n_keys] = <int32_t>k
+                n_keys += 1
+            for j in range(n_keys):
+                fid = table.insert(&keys[j * width], hashes[j])
+                if fid < 0:
+                    free(keys)
+                    free(hashes)
+                    free(which)
+                    return -2
+                local[t * n_templates + which[j]] = <int32_t>fid
+    free(keys)
+    free(hashes)
+    free(which)
+    return 0
+
+
+cdef void _number_keys(const int32_t[::1] local, Py_ssize_t n_tokens, Py_ssize_t n_templates,
+                       const int32_t[::1] owner, const int64_t[::1] offset,
+                       int32_t[::1] global_id, int32_t[::1] indptr) noexcept nogil:
+    """Global ids in first-occurrence order (token major, template minor: the
+    order of the one-thread pass) of the private tables' keys, and the row
+    pointers.  The ids of a private table appear in its own first-occurrence
+    order, so its next new key is the first entry equal to its key count."""
+    cdef Py_ssize_t t, k, i = 0, n = 0, pos = 0
+    cdef int32_t l, g
+    cdef int64_t* seen = <int64_t*> calloc(offset.shape[0], sizeof(int64_t))
+    if seen == NULL:
+        return
+    for t in range(n_tokens):
+        for k in range(n_templates):
+            l = local[i]
+            i += 1
+            if l < 0:
+                continue
+            pos += 1
+            g = owner[k]
+            if l == seen[g]:
+                global_id[offset[g] + l] = <int32_t>n
+                n += 1
+                seen[g] += 1
+        indptr[t + 1] = <int32_t>pos
+    free(seen)
+
+
+cdef void _global_rows(const int32_t[::1] local, Py_ssize_t t0, Py_ssize_t t1,
+                       Py_ssize_t n_templates, const int32_t[::1] owner,
+                       const int64_t[::1] offset, const int32_t[::1] global_id,
+                       const int32_t[::1] indptr, int32_t[::1] indices,
+                       double[::1] data) noexcept nogil:
+    """Rows t0..t1-1 of the fitted matrix: the global ids of their keys, sorted."""
+    cdef Py_ssize_t t, k, p, a, j
+    cdef int32_t l, key_i
+    for t in range(t0, t1):
+        a = indptr[t]
+        p = a
+        for k in range(n_templates):
+            l = local[t * n_templates + k]
+            if l >= 0:
+                indices[p] = global_id[offset[owner[k]] + l]
+                data[p] = 1.0
+                p += 1
+        for j in range(a + 1, p):                   # insertion sort (rows are short)
+            key_i = indices[j]
+            k = j - 1
+            while k >= a and indices[k] > key_i:
+                indices[k + 1] = indices[k]
+                k -= 1
+            indices[k + 1] = key_i
+
+
+def _local_pass(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable table,
+                Py_ssize_t width, owner, int32_t g, local):
+    cdef int status
+    cdef const int64_t[:, ::1] v = vals
+    cdef const int64_t[::1] sp = sptr
+    cdef const int32_t[::1] kd = knd
+    cdef const int32_t[::1] ap = aptr
+    cdef const int32_t[::1] asp = aspace
+    cdef const int32_t[::1] ao = aoff
+    cdef const int32_t[::1] ow = owner
+    cdef int32_t[::1] lo = local
+    with nogil:
+        status = _extract_local(v, sp, kd, ap, asp, ao, pad, table, width, ow, g, lo)
+    if status == -2:
+        raise MemoryError("out of memory while growing the feature table")
+
+
+def _rows_pass(local, Py_ssize_t t0, Py_ssize_t t1, Py_ssize_t n_templates, owner, offset,
+               global_id, indptr, indices, data):
+    cdef const int32_t[::1] lo = local
+    cdef const int32_t[::1] ow = owner
+    cdef const int64_t[::1] off = offset
+    cdef const int32_t[::1] gid = global_id
+    cdef const int32_t[::1] ip = indptr
+    cdef int32_t[::1] ind = indices
+    cdef double[::1] dat = data
+    with nogil:
+        _global_rows(lo, t0, t1, n_templates, ow, off, gid, ip, ind, dat)
+
+
+def _extract_by_templates(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable table,
+                          Py_ssize_t width, indptr, indices, data, n_jobs,
+                          Py_ssize_t n_templates):
+    """The fit pass (inserting into the empty ``table``) in ``n_jobs`` threads,
+    each running a share of the templates over all the sentences with a
+    private table (the templates' key sets are disjoint: no merge); then the
+    keys are numbered in the one-thread order (one pass over the local ids),
+    the rows written and sorted in ``n_jobs`` token blocks, and ``table``
+    takes over the private tables' parts (:meth:`KeyTable._adopt_parts`).
+    Keys, ids and rows are exactly those of ``n_jobs=1``; returns nnz."""
+    from concurrent.futures import ThreadPoolExecutor
+    cdef Py_ssize_t n_tokens = int(np.asarray(sptr)[len(sptr) - 1])
+    # templates dealt round robin: the word and POS templates alternate in the
+    # shipped templates, so the threads get similar mixes of large and small parts
+    owner = (np.arange(n_templates) % n_jobs).astype(np.int32)
+    local = np.empty(n_tokens * n_templates, dtype=np.int32)
+    tables = [KeyTable(table.width, table.n_parts, max(1024, n_tokens))
+              for _ in range(n_jobs)]
+    cdef int32_t[::1] ip = indptr
+    cdef const int32_t[::1] lo = local
+    cdef const int32_t[::1] ow = owner
+    cdef int32_t[::1] gid
+    cdef const int64_t[::1] off
+    with ThreadPoolExecutor(n_jobs) as pool:
+        list(pool.map(lambda g: _local_pass(vals, sptr, knd, aptr, aspace, aoff, pad,
+                                            tables[g], width, owner, g, local),
+                      range(n_jobs)))
+        offset = np.zeros(n_jobs + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in tables], out=offset[1:])
+        global_id = np.empty(int(offset[n_jobs]), dtype=np.int32)
+        gid = global_id
+        off = offset
+        with nogil:
+            _number_keys(lo, n_tokens, n_templates, ow, off, gid, ip)
+        bounds = np.linspace(0, n_tokens, n_jobs + 1).astype(np.int64)
+        list(pool.map(lambda b: _rows_pass(local, int(bounds[b]), int(bounds[b + 1]),
+                                           n_templates, owner, offset, global_id, indptr,
+                                           indices, data), range(n_jobs)))
+    table._adopt_parts(tables, owner, global_id, offset)
+    return int(indptr[n_tokens])
+
+
 cdef void _remap_rows(int32_t[::1] indptr, int32_t[::1] indices, double[::1] data,
                       Py_ssize_t t0, Py_ssize_t t1, Py_ssize_t p0,
                       const int32_t[::1] id_map) noexcept nogil:
@@ -580,6 +849,11 @@ def extract_features(*, values, sentence_ptr, kind, atom_ptr, atom_space, atom_o
                               insert, nh, width, iptr, ind, dat, 0, &pos_end)
         if status == -2:
             raise MemoryError("out of memory while growing the feature table")
+    elif insert and nh == 0 and len(table) == 0 and n_templates > 1:
+        # a fit: the threads share the templates, not the sentences (no key twice)
+        _extract_by_templates(vals, sptr, knd, aptr, aspace, aoff, pad, table, width,
+                              indptr, indices, data, int(min(n_blocks, n_templates)),
+                              n_templates)
     else:
         _extract_blocks(vals, sptr, knd, aptr, aspace, aoff, pad, table, insert, nh, width,
                         indptr, indices, data, n_blocks, n_templates)

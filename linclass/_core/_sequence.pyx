@@ -27,6 +27,7 @@ import numpy as np
 
 
 cdef extern from "_sequence_simd.h" nogil:
+    void LC_PREFETCH(const void* p)
     Py_ssize_t lc_pad8(Py_ssize_t K)
     int lc_simd_level()
     int lc_simd_set_level(int level)
@@ -751,8 +752,20 @@ def mix_shard_rows(Py_ssize_t owner, list shard_w, double[:, ::1] U_W, list slot
     cdef float value
     cdef double* u0 = &U_W[0, 0]
     cdef bint earlier
+    cdef Py_ssize_t g, ahead = 4           # rows ahead whose memory is prefetched
     with nogil:
         for i in range(n_rows):
+            if i + ahead < n_rows:
+                # the rows are scattered (the shard's first-update order): fetch the
+                # weight and sum rows of a later row while this one is mixed
+                g = rows[i + ahead]
+                for j in range(n):
+                    LC_PREFETCH(&sp[j][g])
+                    LC_PREFETCH(&wp[j][g * K])
+                    LC_PREFETCH(&wp[j][g * K + K - 1])
+                for k in range(0, K, 8):
+                    LC_PREFETCH(&u0[g * K + k])
+                LC_PREFETCH(&u0[g * K + K - 1])
             f = rows[i]
             earlier = False
             for j in range(owner):

@@ -651,10 +651,13 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         behaviour); ``"pad"`` gives the atom the value ``__BOS__``/``__EOS__``.
     n_jobs : int, default=1
         Threads of the template pass (the integer key lookups, which run
-        without the GIL) over blocks of consecutive sentences.  In ``fit``
-        each block after the first builds a private table; the tables are
-        merged in block order, so the vocabulary, the feature ids and the
-        output are identical for every ``n_jobs`` (only the time differs).
+        without the GIL).  ``fit`` deals the templates to the threads, each
+        running its templates over all the sentences with a private table
+        (the templates' keys are disjoint), then numbers the keys in
+        first-occurrence order; ``transform`` and ``partial_fit`` cut the
+        sentences into blocks (``partial_fit``'s private tables are merged in
+        block order).  The vocabulary, the feature ids and the output are
+        identical for every ``n_jobs`` (only the time differs).
 
     Attributes
     ----------
@@ -963,6 +966,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                 table = _features.KeyTable(compiled.width, len(compiled.kind), max(1024, n_tokens))
             else:
                 table = self._get_table(compiled)
+        hook = self.__dict__.pop("_before_extract", None)
+        if hook is not None:
+            hook()          # a caller's signal: the GIL-bound part of the pass is done
         indptr, indices, data = _features.extract_features(
             values=values, sentence_ptr=sentence_ptr, kind=compiled.kind,
             atom_ptr=compiled.atom_ptr, atom_space=compiled.atom_space,

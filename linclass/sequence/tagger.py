@@ -22,10 +22,12 @@ import collections
 import itertools
 import numbers
 import operator
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import _validation
 from .._core import _sequence
@@ -125,6 +127,18 @@ def _encode_label_sequences(Y, X, classes=None):
     if classes.size == 0:
         raise ValueError("Y holds no labels (all sentences are empty)")
     return classes, (remap[codes] if codes.size else codes).astype(np.int32)
+
+
+def _own_template_output(features, Xf):
+    """Whether ``Xf`` comes from linclass's own template pass, which builds its
+    CSR matrices canonical (int32 indices sorted and distinct in every row,
+    within ``n_features_``; float64 data; contiguous): the O(nnz) checks of
+    ``check_array`` are skipped for them (a subclass or another extractor is
+    checked)."""
+    from ..features import FeatureTemplate
+    return (type(features) is FeatureTemplate and features.template is not None
+            and type(Xf) is sp.csr_matrix and Xf.indices.dtype == np.int32
+            and Xf.indptr.dtype == np.int32 and Xf.data.dtype == np.float64)
 
 
 def _token_accuracy(pred, Y, name):
@@ -317,7 +331,8 @@ class SequenceTagger(BaseEstimator):
             Xf, lengths = features.partial_fit_transform(X)
         else:
             Xf, lengths = features.transform(X)
-        Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
+        if not _own_template_output(features, Xf):
+            Xf = _validation.check_array(Xf, name="token features", allow_empty=True)
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         if offsets[-1] != Xf.shape[0]:
@@ -332,15 +347,29 @@ class SequenceTagger(BaseEstimator):
         _check_sentences(X)
         if int(self.n_jobs) > 1:
             # the labels are encoded in a second thread while the template pass runs
-            # its blocks without the GIL (the same result; a label error still wins)
+            # its threads without the GIL: the thread starts when the GIL-bound part
+            # of the pass (column types, transforms) is done, not to compete with it
+            # for the GIL (the same result; a label error still wins)
+            start = threading.Event()
+
+            def encode():
+                start.wait()
+                return _encode_label_sequences(Y, X)
+            features = None
             with ThreadPoolExecutor(1) as pool:
-                labels = pool.submit(_encode_label_sequences, Y, X)
+                labels = pool.submit(encode)
                 try:
                     features = self._make_featurizer(X)
+                    features._before_extract = start.set
                     Xf, offsets = self._featurize(X, fit=True, featurizer=features)
                 except Exception:
+                    start.set()
                     labels.result()
                     raise
+                finally:
+                    start.set()
+                    if features is not None:
+                        features.__dict__.pop("_before_extract", None)
                 self.classes_, gold = labels.result()
             self.features_ = features
         else:

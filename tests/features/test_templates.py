@@ -665,3 +665,73 @@ def test_c_shapes_and_hasdigit_equal_the_python_transforms():
         _features.shapes(["a", 3])
     with pytest.raises(TypeError, match="str"):
         _features.has_digit([b"a"])
+
+
+@pytest.mark.parametrize("params", [{}, {"min_count": 2}, {"boundary": "pad"}])
+@pytest.mark.parametrize("n_jobs", [2, 3, 64])
+def test_template_parallel_fit_equals_one_thread(params, n_jobs):
+    """The fit pass with n_jobs > 1 deals the templates to the threads (private
+    tables, keys numbered in the one-thread order, the fitted table assembled
+    from their parts): vocabulary, ids, counts and matrix are those of n_jobs=1,
+    and the assembled table serves transform and partial_fit (n_jobs=64: more
+    threads than templates)."""
+    train = _random_sentences(3000, seed=31) + [[]] * 3
+    test = _random_sentences(300, seed=32) + [[("Zebra", "NNP"), ("quux", "VB")]]
+    for template in (CRFSUITE_CHUNKING, NER_TEMPLATE, CONLL2002_NER):
+        one = FeatureTemplate(template, ("w", "pos"), **params)
+        many = FeatureTemplate(template, ("w", "pos"), n_jobs=n_jobs, **params)
+        X1, l1 = one.fit_transform(train)
+        Xn, ln = many.fit_transform(train)
+        assert X1.shape[0] > 4096                     # several threads do run
+        assert _same_csr(X1, Xn) and np.array_equal(l1, ln)
+        np.testing.assert_array_equal(one.feature_keys_, many.feature_keys_)
+        np.testing.assert_array_equal(one.feature_counts_, many.feature_counts_)
+        assert _same_csr(one.transform(test)[0], many.transform(test)[0])
+        assert _same_csr(one.partial_fit_transform(test)[0],
+                         many.partial_fit_transform(test)[0])
+        np.testing.assert_array_equal(one.feature_keys_, many.feature_keys_)
+        assert _same_csr(one.transform(train)[0], many.transform(train)[0])
+
+
+def test_key_table_adopt_parts_checks_its_input():
+    from linclass._core import _features
+    table = _features.KeyTable(3, 2)
+    table.add_keys(np.array([[0, 1, 2]], dtype=np.int64))
+    parts = [_features.KeyTable(3, 2), _features.KeyTable(3, 2)]
+    owner = np.array([0, 1], dtype=np.int32)
+    offset = np.zeros(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="empty table"):
+        table._adopt_parts(parts, owner, np.zeros(0, np.int32), offset)
+    with pytest.raises(ValueError, match="owner"):
+        _features.KeyTable(3, 2)._adopt_parts(parts, np.array([0, 2], np.int32),
+                                              np.zeros(0, np.int32), offset)
+    with pytest.raises(ValueError, match="layouts"):
+        _features.KeyTable(3, 2)._adopt_parts([_features.KeyTable(2, 2)] * 2, owner,
+                                              np.zeros(0, np.int32), offset)
+
+
+@pytest.mark.parametrize("params", [{}, {"min_count": 2}, {"n_hash": 257},
+                                    {"boundary": "pad"}])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_template_matrices_are_canonical(params, n_jobs):
+    """The tagger skips check_array for the template pass's own matrices: they
+    must be canonical CSR (int32 indices strictly increasing in every row and
+    in range, float64 contiguous data, positive finite counts) in fit,
+    transform and partial_fit."""
+    train = _random_sentences(2500, seed=41)
+    test = _random_sentences(200, seed=42) + [[("Zebra", "NNP")], []]
+    ft = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_jobs=n_jobs, **params)
+    for step in (lambda: ft.fit_transform(train), lambda: ft.transform(test),
+                 lambda: ft.partial_fit_transform(test)):
+        X, _ = step()
+        assert type(X) is sp.csr_matrix and X.shape[1] == ft.n_features_
+        assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+        assert X.data.dtype == np.float64
+        assert X.data.flags.c_contiguous and X.indices.flags.c_contiguous
+        assert X.indptr[0] == 0 and X.indptr[-1] == X.nnz == len(X.indices) == len(X.data)
+        assert np.all(np.diff(X.indptr) >= 0)
+        assert X.nnz == 0 or (X.indices.min() >= 0 and X.indices.max() < X.shape[1])
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        same_row = rows[1:] == rows[:-1]
+        assert np.all(np.diff(X.indices.astype(np.int64))[same_row] > 0)
+        assert np.all(np.isfinite(X.data)) and np.all(X.data >= 1)

@@ -366,3 +366,57 @@ def test_ner_template_words_alone_and_with_pos():
     both = SequenceTagger(features="ner", max_iter=3, random_state=0).fit(pairs, Y)
     assert "pos[0]" in both.features_.template
     assert words.score(X, Y) > 0.95 and both.score(pairs, Y) > 0.95
+
+
+def test_two_thread_fit_starts_the_labels_after_the_column_pass():
+    """n_jobs > 1 encodes the labels in a thread released when the template pass
+    reaches its nogil part: classes and features are those of n_jobs=1, in
+    template, hashing and attribute (dict) mode, the signal is not left on the
+    fitted featurizer, and errors (labels' first) still propagate."""
+    rng = np.random.default_rng(3)
+    words = ["w%d" % i for i in range(300)]
+    X = [[(words[i], "P%d" % (i % 7)) for i in rng.integers(0, 300, rng.integers(1, 12))]
+         for _ in range(900)]
+    Y = [["B" if w[1] in ("P0", "P3") else "I" if int(w[0][1:]) % 2 else "O" for w in s]
+         for s in X]
+    for kwargs in ({"features": "chunking"}, {"features": "chunking", "n_hash": 4099}):
+        one = SequenceTagger(max_iter=2, random_state=0, **kwargs).fit(X, Y)
+        two = SequenceTagger(max_iter=2, random_state=0, n_jobs=2, **kwargs).fit(X, Y)
+        assert list(one.classes_) == list(two.classes_) == ["B", "I", "O"]
+        assert one.n_features_ == two.n_features_
+        if "n_hash" not in kwargs:
+            np.testing.assert_array_equal(one.features_.feature_keys_,
+                                          two.features_.feature_keys_)
+        assert "_before_extract" not in two.features_.__dict__
+    Xd = [[{"w": t[0], "p": t[1]} for t in s] for s in X]
+    one = SequenceTagger(features=None, max_iter=2, random_state=0).fit(Xd, Y)
+    two = SequenceTagger(features=None, max_iter=2, random_state=0, n_jobs=2).fit(Xd, Y)
+    assert list(one.classes_) == list(two.classes_) and one.n_features_ == two.n_features_
+    with pytest.raises(ValueError, match="labels"):
+        SequenceTagger(features="chunking", n_jobs=2).fit(X, Y[:-1] + [[1] * len(X[-1])])
+    with pytest.raises(ValueError, match="sentence 2 has"):
+        SequenceTagger(features="chunking", n_jobs=2).fit(X, Y[:2] + [Y[2] + ["O"]] + Y[3:])
+    bad = X[:5] + [[("a", "b", "c")]] + X[6:]
+    with pytest.raises(ValueError, match="columns"):
+        SequenceTagger(features="chunking", n_jobs=2).fit(bad, Y[:5] + [["O"]] + Y[6:])
+
+
+def test_featurize_checks_matrices_not_made_by_the_template_pass():
+    """Only FeatureTemplate's own template matrices skip check_array: a subclass
+    returning a malformed matrix is refused with a clear error."""
+    import scipy.sparse as sp
+    from linclass.features import FeatureTemplate
+
+    class Bad(FeatureTemplate):
+        def fit_transform(self, sentences, y=None):
+            X, lengths = super().fit_transform(sentences)
+            X = sp.csr_matrix((X.data, X.indices.copy(), X.indptr), shape=X.shape)
+            X.indices[0] = X.shape[1] + 5          # out of range
+            return X, lengths
+    X = [[("a", "DT"), ("cat", "NN")], [("the", "DT"), ("dog", "NN")]] * 3
+    Y = [["B", "I"], ["B", "I"]] * 3
+    with pytest.raises(ValueError, match="token features"):
+        SequenceTagger(features=Bad("w[0] pos[0]", ("w", "pos")), max_iter=1).fit(X, Y)
+    ok = SequenceTagger(features=FeatureTemplate("w[0] pos[0]", ("w", "pos")),
+                        max_iter=3, random_state=0).fit(X, Y)
+    assert ok.predict(X) == Y
