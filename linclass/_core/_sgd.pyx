@@ -540,10 +540,10 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                         v[m] += step * values[m]                     # w += update x_i
                         U[m] -= c * values[m]                        # U -= A delta
                 else:
-                    for m in range(nnz):
-                        j = ind[m]
-                        v[j] += step * values[m]
-                        U[j] -= c * values[m]
+                    # two unrolled passes (v and U are distinct arrays: the same
+                    # bits as one interleaved pass; U - c x == U + (-c) x exactly)
+                    axpy4(step, values, ind, nnz, v)                 # w += update x_i
+                    axpy4(-c, values, ind, nnz, U)                   # U -= A delta
             elif ind == NULL:
                 for m in range(nnz):
                     v[m] += step * values[m]                         # w += update x_i
