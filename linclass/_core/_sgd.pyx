@@ -36,7 +36,7 @@ early stopping between epochs); the state carried between calls lives in
 `w`, `avg_sum`, `l1_q` and `state`.  The caller (linclass.sgd) validates
 every array.
 """
-from libc.math cimport exp, log, log1p, pow, isfinite
+from libc.math cimport exp, fabs, log, log1p, pow, isfinite
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -292,10 +292,12 @@ cdef inline double loss_derivative(int loss, double z) noexcept nogil:
     if loss == SQUARED_HINGE:
         return -2.0 * (1.0 - z) if z < 1.0 else 0.0
     if loss == LOGISTIC:                                   # -sigmoid(-z), stably
-        if z > 0.0:
-            r = exp(-z)
-            return -r / (1.0 + r)
-        return -1.0 / (1.0 + exp(z))
+        # -r / (1 + r) for z > 0, -1 / (1 + r) otherwise, r = exp(-|z|): the
+        # same bits as the two-branch form, without its branch (the sign of
+        # the margin is random from step to step: a mispredicted jump on the
+        # step's critical path)
+        r = exp(-fabs(z))
+        return -(r if z > 0.0 else 1.0) / (1.0 + r)
     if loss == EXPONENTIAL:
         return -exp(-z)
     if loss == SQUARED:
@@ -538,10 +540,10 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                         v[m] += step * values[m]                     # w += update x_i
                         U[m] -= c * values[m]                        # U -= A delta
                 else:
-                    for m in range(nnz):
-                        j = ind[m]
-                        v[j] += step * values[m]
-                        U[j] -= c * values[m]
+                    # two unrolled passes (v and U are distinct arrays: the same
+                    # bits as one interleaved pass; U - c x == U + (-c) x exactly)
+                    axpy4(step, values, ind, nnz, v)                 # w += update x_i
+                    axpy4(-c, values, ind, nnz, U)                   # U -= A delta
             elif ind == NULL:
                 for m in range(nnz):
                     v[m] += step * values[m]                         # w += update x_i
@@ -616,6 +618,52 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss,
                            scale_ptr, scale is None)
     return status, sum_loss
+
+
+def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
+               Py_ssize_t n_features, const double[::1] ysign, const double[::1] weight,
+               int[::1] order, bint shuffle, const uint64_t[::1] seeds, int loss,
+               int learning_rate, double eta0, double power_t, double t0, double alpha,
+               double l1_ratio, double intercept_decay, bint fit_intercept,
+               bint averaging, double average_start, double[::1] w, double[::1] avg_sum,
+               double[::1] l1_q, double[::1] state, double[::1] scale):
+    """``len(seeds)`` epochs of `sgd_epoch` in one call (no loss is summed).
+
+    Epoch e shuffles ``order`` with ``seeds[e]`` (when ``shuffle``) and runs
+    as ``sgd_epoch(..., seed=seeds[e], scale=scale)`` would: the same steps,
+    the same bits, the scale carried in ``scale`` (call `sgd_fold` after).
+    For fits without a stopping rule, which need nothing between the epochs:
+    one call instead of one per epoch.  Returns ``(status, epochs)``: status
+    0 ok or 1 diverged (in epoch ``epochs``, which then stopped early).
+    """
+    if ysign.shape[0] != n_samples or weight.shape[0] != n_samples \
+            or order.shape[0] != n_samples or w.shape[0] != n_features \
+            or state.shape[0] != N_STATE or n_samples < 1 or n_features < 1 \
+            or (averaging and avg_sum.shape[0] != n_features) \
+            or (l1_ratio > 0.0 and l1_q.shape[0] != n_features) \
+            or avg_sum.shape[0] < 1 or l1_q.shape[0] < 1 or scale.shape[0] != 1:
+        raise ValueError("sgd_epochs: inconsistent array shapes")
+    if not scale[0] > 0.0:
+        raise ValueError("sgd_epochs: scale must be positive")
+    cdef Params P = make_params("sgd_epochs", loss, learning_rate, eta0, power_t, t0, alpha,
+                                l1_ratio, intercept_decay, fit_intercept, average_start)
+    cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
+    cdef Rng rng
+    cdef int status = 0
+    cdef Py_ssize_t e, n_epochs = seeds.shape[0], done = 0
+    cdef double sum_loss = 0.0
+    with nogil:
+        for e in range(n_epochs):
+            rng_seed(&rng, seeds[e])
+            if shuffle:
+                rng_shuffle32(&rng, &order[0], n_samples)
+            status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0],
+                               &avg_sum[0], &l1_q[0], &state[0], averaging, False,
+                               &sum_loss, &scale[0], False)
+            done += 1
+            if status != 0:
+                break
+    return status, done
 
 
 # ---------------------------------------------------------------------------

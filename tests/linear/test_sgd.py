@@ -352,3 +352,103 @@ def test_fused_kernel_vector_lanes_and_tail_equal_the_binary_fits(n_classes, par
         np.testing.assert_array_equal(model.coef_[c], ref.coef_[0])
         assert model.intercept_[c] == ref.intercept_[0]
     assert model.score(X, y) > 0.6
+
+
+# ------------------------------------------- all epochs in one call --
+
+def _kernel_args(X, y, loss, averaging, l1_ratio):
+    from linclass._validation import kernel_rows
+    n, d = X.shape
+    return dict(**kernel_rows(X), n_samples=n, n_features=d,
+                ysign=np.where(y == 1, 1.0, -1.0), weight=np.linspace(0.5, 1.5, n),
+                shuffle=True, loss=loss, learning_rate=1,
+                eta0=0.01, power_t=0.5, t0=_sgd.optimal_t0(loss, 1e-3), alpha=1e-3,
+                l1_ratio=l1_ratio, intercept_decay=0.01 if sp.issparse(X) else 1.0,
+                fit_intercept=True, averaging=averaging,
+                average_start=3.0 if averaging else 0.0)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("loss,averaging,l1_ratio", [(0, False, 0.0), (2, True, 0.0),
+                                                     (2, False, 0.15), (6, True, 0.15)])
+def test_sgd_epochs_equals_one_call_per_epoch(sparse, loss, averaging, l1_ratio):
+    """`sgd_epochs` (the fit path without a stopping rule) gives the bits of
+    one `sgd_epoch` call per epoch with the same seeds and carried scale."""
+    X, y = _blobs(n=150, d=7, seed=3)
+    X[np.abs(X) < 0.6] = 0.0
+    if sparse:
+        X = sp.csr_matrix(X)
+    args = _kernel_args(X, y, loss, averaging, l1_ratio)
+    d = X.shape[1]
+    seeds = np.random.default_rng(5).integers(0, 2**63 - 1, size=4)
+    out = []
+    for batched in (False, True):
+        w, U, q = np.zeros(d), np.zeros(d if averaging else 1), np.zeros(d if l1_ratio else 1)
+        state = np.array([1.0, 0, 0, 0, 0, 0])
+        scale = np.ones(1)
+        order = np.arange(X.shape[0], dtype=np.int32)
+        if batched:
+            status, epochs = _sgd.sgd_epochs(**args, order=order,
+                                             seeds=seeds.astype(np.uint64), w=w,
+                                             avg_sum=U, l1_q=q, state=state, scale=scale)
+            assert (status, epochs) == (0, 4)
+        else:
+            for s in seeds:
+                status, _ = _sgd.sgd_epoch(**args, order=order, seed=int(s), w=w,
+                                           avg_sum=U, l1_q=q, state=state,
+                                           compute_loss=False, scale=scale)
+                assert status == 0
+        assert scale[0] < 1.0           # the scale was carried, not folded
+        _sgd.sgd_fold(w.reshape(-1, 1), state.reshape(1, -1), scale)
+        out.append((w, U, q, state, order))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_sgd_epochs_reports_divergence_and_checks_shapes():
+    X, y = _blobs(n=60, seed=6)
+    args = _kernel_args(X * 1e300, y, 2, False, 0.0)
+    w, state = np.zeros(X.shape[1]), np.array([1.0, 0, 0, 0, 0, 0])
+    seeds = np.arange(3, dtype=np.uint64)
+    status, epochs = _sgd.sgd_epochs(**args, order=np.arange(60, dtype=np.int32),
+                                     seeds=seeds, w=w, avg_sum=np.zeros(1), l1_q=np.zeros(1),
+                                     state=state, scale=np.ones(1))
+    assert status == 1 and epochs == 1
+    with pytest.raises(ValueError, match="sgd_epochs: inconsistent array shapes"):
+        _sgd.sgd_epochs(**args, order=np.arange(59, dtype=np.int32), seeds=seeds, w=w,
+                        avg_sum=np.zeros(1), l1_q=np.zeros(1), state=state,
+                        scale=np.ones(1))
+    with pytest.raises(ValueError, match="sgd_epochs: scale must be positive"):
+        _sgd.sgd_epochs(**args, order=np.arange(60, dtype=np.int32), seeds=seeds, w=w,
+                        avg_sum=np.zeros(1), l1_q=np.zeros(1), state=state,
+                        scale=np.zeros(1))
+
+
+def test_fit_without_stopping_rule_equals_per_epoch_fit():
+    """fit(tol=None) runs its epochs in one kernel call (`sgd_epochs`); with a
+    stopping rule it calls the kernel once per epoch: same shuffles, same bits."""
+    X, y = _blobs(n=120, d=5, seed=8)
+    for loss, average in (("hinge", False), ("log_loss", True)):
+        full = SGDClassifier(loss=loss, average=average, tol=None, max_iter=3,
+                             random_state=0).fit(X, y)
+        # reference: the per-epoch path, taken by fit with a stopping rule that
+        # cannot trigger within max_iter (n_iter_no_change > max_iter)
+        ref = SGDClassifier(loss=loss, average=average, tol=1e-3, n_iter_no_change=10,
+                            max_iter=3, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ref.fit(X, y)
+        np.testing.assert_array_equal(full.coef_, ref.coef_)
+        np.testing.assert_array_equal(full.intercept_, ref.intercept_)
+        assert full.n_iter_ == ref.n_iter_ == 3 and full.t_ == ref.t_
+
+
+def test_param_names_cache_follows_subclass_init():
+    class Sub(SGDClassifier):
+        def __init__(self, loss="hinge", extra=1):
+            super().__init__(loss=loss)
+            self.extra = extra
+    assert "extra" not in SGDClassifier()._get_param_names()
+    assert SGDClassifier._get_param_names() == sorted(SGDClassifier().get_params())
+    assert Sub._get_param_names() == ["extra", "loss"]
+    assert Sub(extra=3).get_params()["extra"] == 3
