@@ -72,7 +72,6 @@ _N_STATE = 6
 _UNBOUNDED_CURVATURE = {"squared": 2.0, "squared_hinge": 2.0}
 
 
-_PARAM_NAMES = {}       # class -> (its __init__, its sorted parameter names)
 
 
 class SGDDivergenceError(ValueError, ArithmeticError):
@@ -360,17 +359,6 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
-
-    @classmethod
-    def _get_param_names(cls):
-        # BaseEstimator's inspects the signature of __init__, on every fit (the
-        # shared parameter checks): ~0.1 ms, a few per cent of a small fit.
-        # Cached per class, keyed on the __init__ it was read from.
-        init = cls.__init__
-        cached = _PARAM_NAMES.get(cls)
-        if cached is None or cached[0] is not init:
-            cached = _PARAM_NAMES[cls] = (init, tuple(super()._get_param_names()))
-        return list(cached[1])
 
     # ------------------------------------------------------------------
     def _loss_name(self):
