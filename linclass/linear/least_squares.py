@@ -25,6 +25,7 @@ Friedman, Hastie & Tibshirani (2010), "Regularization paths for generalized
 linear models via coordinate descent", J. Stat. Softw. 33.
 """
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -33,10 +34,10 @@ import scipy.linalg.blas
 import scipy.sparse as sp
 
 from .._core import _coordinate_descent, _ridge
-from ._common import LinearDecisionMixin, map_threads
+from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
 from .._validation import (check_classification_data, class_weight_per_sample,
                            kernel_rows)
-from .._validation import check_positive
+from .._validation import blas_threads, check_positive
 from .._validation import check_finite_fit, check_no_overflow
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
@@ -51,6 +52,18 @@ def _targets(codes, n_classes):
     Y = -np.ones((len(codes), n_classes))
     Y[np.arange(len(codes)), codes] = 1.0
     return Y
+
+
+def blas_context(n_jobs):
+    """BLAS limited to ``n_jobs`` threads (None: one) around a least-squares solver.
+
+    The Gram matrices, factorisations and products of this family run in BLAS;
+    linclass does not let BLAS start threads the caller did not ask for (see
+    :func:`linclass._validation.blas_threads`): one thread unless ``n_jobs``
+    says otherwise (-1: every CPU).  The solution does not depend on it beyond
+    BLAS's own rounding.
+    """
+    return blas_threads(resolve_n_jobs(n_jobs, os.cpu_count() or 1))
 
 
 class _CenteredOperator:
@@ -669,6 +682,9 @@ class LeastSquaresClassifier(_LeastSquaresBase):
     fit_intercept : bool, default=True
     class_weight : None, "balanced" or dict
         Multiplies each example's squared error.
+    n_jobs : None or int, default=None
+        BLAS threads for the Gram matrix and its eigendecomposition (None: one,
+        -1: every CPU; see :func:`blas_context`).
 
     Attributes
     ----------
@@ -682,18 +698,20 @@ class LeastSquaresClassifier(_LeastSquaresBase):
     :class:`RidgeClassifier` for large sparse problems.
     """
 
-    def __init__(self, threshold=0.0, fit_intercept=True, class_weight=None):
+    def __init__(self, threshold=0.0, fit_intercept=True, class_weight=None, n_jobs=None):
         self.threshold = threshold
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None):
         """Fit by least squares (returns self)."""
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, numbers.Real) \
                 or not np.isfinite(self.threshold):
             raise ValueError("threshold must be a finite number, got %r" % (self.threshold,))
-        X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
-        coef = solve_least_squares(op, Yt)
+        with blas_context(self.n_jobs):
+            X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
+            coef = solve_least_squares(op, Yt)
         self._publish(X, classes, coef, ybar, op.mu)
         self.intercept_ = self.intercept_ - float(self.threshold)
         self.n_iter_ = 1
@@ -732,6 +750,9 @@ class RidgeClassifier(_LeastSquaresBase):
         CG iterations (None: ``n_features``).
     fit_intercept : bool, default=True
     class_weight : None, "balanced" or dict
+    n_jobs : None or int, default=None
+        BLAS threads for the Gram matrix, factorisation and products (None:
+        one, -1: every CPU; see :func:`blas_context`).
 
     Attributes
     ----------
@@ -741,20 +762,22 @@ class RidgeClassifier(_LeastSquaresBase):
     """
 
     def __init__(self, alpha=1.0, solver="auto", tol=1e-6, max_iter=None, fit_intercept=True,
-                 class_weight=None):
+                 class_weight=None, n_jobs=None):
         self.alpha = alpha
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None):
         """Fit the ridge classifier (returns self)."""
         check_ridge_params(self)
-        X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
-        coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
-                                   self.max_iter, owner="RidgeClassifier")
+        with blas_context(self.n_jobs):
+            X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
+            coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
+                                       self.max_iter, owner="RidgeClassifier")
         self._publish(X, classes, coef, ybar, op.mu)
         self.n_iter_ = int(n_iter)
         return self
@@ -781,7 +804,8 @@ class LassoClassifier(_LeastSquaresBase):
     warm_start : bool, default=False
         Start from the previous ``coef_``.
     n_jobs : None or int
-        Threads for the per-class problems.
+        Threads for the per-class problems, and BLAS threads for the Gram
+        matrix (None: one, -1: every CPU; see :func:`blas_context`).
     precompute : "auto", True or False, default="auto"
         Covariance updates on the centred Gram matrix (True, shared by all
         classes) or naive updates on the residual (False); "auto" chooses by
@@ -811,7 +835,8 @@ class LassoClassifier(_LeastSquaresBase):
     def fit(self, X, y, sample_weight=None):
         """Fit by coordinate descent (returns self)."""
         check_lasso_params(self)
-        X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
-        coef, self.dual_gap_ = fit_lasso(self, X, op, Yt, "LassoClassifier")
+        with blas_context(self.n_jobs):
+            X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
+            coef, self.dual_gap_ = fit_lasso(self, X, op, Yt, "LassoClassifier")
         self._publish(X, classes, coef, ybar, op.mu)
         return self

@@ -36,7 +36,8 @@ from .._validation import check_X, check_predict_X
 from .._validation import check_positive, check_sample_weight
 from .._validation import check_finite_fit
 from ..base import BaseEstimator, RegressorMixin
-from .least_squares import (_CenteredOperator, check_lasso_params, check_ridge_params,
+from .least_squares import (_CenteredOperator, blas_context, check_lasso_params,
+                            check_ridge_params,
                             fit_lasso, lasso_design, solve_lasso, solve_least_squares,
                             solve_ridge)
 
@@ -107,6 +108,9 @@ class LinearRegression(_LinearRegressionBase):
     Parameters
     ----------
     fit_intercept : bool, default=True
+    n_jobs : None or int, default=None
+        BLAS threads for the Gram matrix and its eigendecomposition (None: one,
+        -1: every CPU; see :func:`~linclass.linear.least_squares.blas_context`).
 
     Attributes
     ----------
@@ -119,14 +123,17 @@ class LinearRegression(_LinearRegressionBase):
     Sparse ``X`` is densified (the Gram matrix is dense anyway).
     """
 
-    def __init__(self, fit_intercept=True):
+    def __init__(self, fit_intercept=True, n_jobs=None):
         self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None):
         """Fit by least squares (returns self)."""
-        X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
-        op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
-        self._publish(X, solve_least_squares(op, Yt), ybar, op.mu, was_1d)
+        with blas_context(self.n_jobs):
+            X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
+            op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
+            coef = solve_least_squares(op, Yt)
+        self._publish(X, coef, ybar, op.mu, was_1d)
         return self
 
 
@@ -146,6 +153,10 @@ class Ridge(_LinearRegressionBase):
     max_iter : int or None, default=None
         CG iterations (None: ``n_features``).
     fit_intercept : bool, default=True
+    n_jobs : None or int, default=None
+        BLAS threads for the Gram matrix, factorisation and products (None:
+        one, -1: every CPU; see
+        :func:`~linclass.linear.least_squares.blas_context`).
 
     Attributes
     ----------
@@ -153,20 +164,23 @@ class Ridge(_LinearRegressionBase):
     n_iter_ : int
     """
 
-    def __init__(self, alpha=1.0, solver="auto", tol=1e-6, max_iter=None, fit_intercept=True):
+    def __init__(self, alpha=1.0, solver="auto", tol=1e-6, max_iter=None, fit_intercept=True,
+                 n_jobs=None):
         self.alpha = alpha
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, sample_weight=None):
         """Fit the ridge regression (returns self)."""
         check_ridge_params(self)
-        X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
-        op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
-        coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
-                                   self.max_iter, owner="Ridge")
+        with blas_context(self.n_jobs):
+            X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
+            op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
+            coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
+                                       self.max_iter, owner="Ridge")
         self._publish(X, coef, ybar, op.mu, was_1d)
         self.n_iter_ = int(n_iter)
         return self
@@ -189,7 +203,9 @@ class Lasso(_LinearRegressionBase):
     warm_start : bool, default=False
         Start from the previous ``coef_`` (as along a path).
     n_jobs : None or int
-        Threads over the target columns.
+        Threads over the target columns, and BLAS threads for the Gram matrix
+        (None: one, -1: every CPU; see
+        :func:`~linclass.linear.least_squares.blas_context`).
     precompute : "auto", True or False, default="auto"
         Covariance updates on the centred Gram matrix (True; glmnet's
         "covariance" type, shared by all target columns) or naive updates on
@@ -222,9 +238,10 @@ class Lasso(_LinearRegressionBase):
     def fit(self, X, y, sample_weight=None):
         """Fit by coordinate descent (returns self)."""
         check_lasso_params(self)
-        X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
-        op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
-        coef, gaps = fit_lasso(self, X, op, Yt, "Lasso")
+        with blas_context(self.n_jobs):
+            X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
+            op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
+            coef, gaps = fit_lasso(self, X, op, Yt, "Lasso")
         self._publish(X, coef, ybar, op.mu, was_1d)
         self.dual_gap_ = float(gaps[0]) if was_1d else gaps
         return self
@@ -259,6 +276,13 @@ def lasso_path(X, y, *, alphas=None, n_alphas=100, eps=1e-3, fit_intercept=True,
     intercepts : ndarray of shape (n_alphas,)
     dual_gaps : ndarray of shape (n_alphas,)
     """
+    with blas_context(None):
+        return _lasso_path(X, y, alphas, n_alphas, eps, fit_intercept, sample_weight, tol,
+                           max_iter, precompute)
+
+
+def _lasso_path(X, y, alphas, n_alphas, eps, fit_intercept, sample_weight, tol, max_iter,
+                precompute):
     X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
     if Y.shape[1] != 1:
         raise ValueError("lasso_path needs a 1-D y")

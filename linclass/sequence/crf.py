@@ -29,7 +29,6 @@ models.  ICML.
 Okazaki, N. (2007). CRFsuite: a fast implementation of conditional random
 fields.  http://www.chokkan.org/software/crfsuite/
 """
-import contextlib
 import numbers
 import time
 
@@ -48,14 +47,6 @@ from .tagger import (_check_features_param, _check_sentences, _encode_label_sequ
 __all__ = ["CRF"]
 
 _ALGORITHMS = ("lbfgs", "l2sgd")
-
-
-def _single_threaded_blas():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _zero_valued(features, prefix, out):
@@ -397,7 +388,7 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         if self.algorithm == "l2sgd":
             theta, F, n_iter, reason = self._fit_l2sgd(table, batch, mask, callback)
         else:
-            with _single_threaded_blas():
+            with _validation.single_threaded_blas():
                 theta, F, n_iter, reason = minimize_owlqn(
                     objective, theta0, c1=float(self.c1), max_iterations=self.max_iterations,
                     num_memories=int(self.num_memories), epsilon=float(self.epsilon),
