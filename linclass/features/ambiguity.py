@@ -35,6 +35,8 @@ import collections
 import itertools
 import numbers
 
+import numpy as np
+
 from ..base import BaseEstimator, TransformerMixin
 from ..exceptions import NotFittedError
 
@@ -154,6 +156,116 @@ def _count(words, tags):
     return counts
 
 
+#: Tag sets are bit masks in an int64 while there are at most this many tags
+#: (UPOS has 17); more tags take the dictionary path fold by fold.
+_MAX_MASK_TAGS = 62
+
+
+def _mask_strings(masks, tag_names):
+    """``"|".join`` of the tag names whose bits are set, for each mask."""
+    return ["|".join(tag_names[b] for b in range(len(tag_names)) if (m >> b) & 1)
+            for m in masks]
+
+
+class _Encoded:
+    """The training tokens as integer ids: ``word_id``/``tag_id`` per token,
+    ``vocabulary`` (first-occurrence order), ``tag_names`` (sorted) and the
+    ``(n_words, n_tags)`` count matrix ``full``."""
+
+    def __init__(self, words, tags):
+        flat_words = list(itertools.chain.from_iterable(words))
+        self.lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        self.vocabulary = list(dict.fromkeys(flat_words))
+        self.index = {w: i for i, w in enumerate(self.vocabulary)}
+        # np.array of a list: twice as fast as np.fromiter over the map
+        self.word_id = np.array(list(map(self.index.__getitem__, flat_words)), dtype=np.int64)
+        flat_tags = list(itertools.chain.from_iterable(tags))
+        self.tag_names = sorted(set(flat_tags))
+        tag_index = {t: i for i, t in enumerate(self.tag_names)}
+        self.tag_id = np.array(list(map(tag_index.__getitem__, flat_tags)), dtype=np.int64)
+        V, T = len(self.vocabulary), len(self.tag_names)
+        self.cell = self.word_id * T + self.tag_id
+        self.full = np.bincount(self.cell, minlength=V * T).reshape(V, T)
+
+    def counts(self):
+        """word -> {tag: count}, as :func:`_count` gives."""
+        rows, cols = np.nonzero(self.full)
+        out = {}
+        vocabulary, tag_names = self.vocabulary, self.tag_names
+        for v, t, n in zip(rows.tolist(), cols.tolist(), self.full[rows, cols].tolist()):
+            d = out.get(vocabulary[v])
+            if d is None:
+                d = out[vocabulary[v]] = {}
+            d[tag_names[t]] = n
+        return out
+
+
+def _jackknife_classes(encoded, n_folds, tables):
+    """The jackknifed class of every token, as one list of strings per sentence.
+
+    The same classes as looking each token up in the dictionary of the other
+    folds' counts (:class:`_Dictionary`), computed for all words of a fold at
+    once: tag counts as a ``(n_words, n_tags)`` matrix, each fold's held counts
+    subtracted, classes and the rare-word suffix table as bit masks.
+    """
+    vocabulary, tag_names = encoded.vocabulary, encoded.tag_names
+    index, word_id, cell, full = encoded.index, encoded.word_id, encoded.cell, encoded.full
+    lengths = encoded.lengths
+    V, T = len(vocabulary), len(tag_names)
+    bits = np.left_shift(np.int64(1), np.arange(T, dtype=np.int64))
+    lower_id = np.fromiter((index.get(w.lower(), -1) for w in vocabulary), dtype=np.int64,
+                           count=V)
+    capital = np.fromiter((w[:1].isupper() for w in vocabulary), dtype=np.int64, count=V)
+    n_suffix = tables.n_suffix
+    if n_suffix > 0:
+        suffix_index = {}
+        suffix_id = np.fromiter((suffix_index.setdefault(tables.suffix_of(w), len(suffix_index))
+                                 for w in vocabulary), dtype=np.int64, count=V)
+        n_suffixes = len(suffix_index)
+    fold = np.repeat(np.arange(len(lengths), dtype=np.int64) % n_folds, lengths)
+    # key of every token's class: a tag mask (> 0) for a known word, else
+    # -1 - (2 * suffix mask + capitalised) for the fallback
+    keys = np.empty(len(word_id), dtype=np.int64)
+    for k in range(n_folds):
+        tokens = np.flatnonzero(fold == k)
+        if tokens.size == 0:
+            continue
+        rest = full - np.bincount(cell[tokens], minlength=V * T).reshape(V, T)
+        mask = (rest > 0).astype(np.int64) @ bits
+        w = word_id[tokens]
+        key = mask[w]
+        unseen = np.flatnonzero(key == 0)
+        lw = lower_id[w[unseen]]
+        key[unseen] = np.where(lw >= 0, mask[np.maximum(lw, 0)], 0)
+        unseen = unseen[key[unseen] == 0]
+        fallback = capital[w[unseen]]
+        if n_suffix > 0 and unseen.size:
+            total = rest.sum(axis=1)
+            rare = np.flatnonzero((total > 0) & (total <= tables.max_rare_count))
+            counts = np.zeros((n_suffixes, T), dtype=np.int64)
+            np.add.at(counts, suffix_id[rare], rest[rare])
+            kept = (counts > 0) & (counts >= tables.min_suffix_fraction
+                                   * counts.sum(axis=1)[:, None])
+            suffix_mask = kept.astype(np.int64) @ bits
+            fallback = fallback + 2 * suffix_mask[suffix_id[w[unseen]]]
+        key[unseen] = -1 - fallback
+        keys[tokens] = key
+    unique, inverse = np.unique(keys, return_inverse=True)
+    names = []
+    for u in unique.tolist():
+        if u > 0:
+            names.append(_mask_strings([u], tag_names)[0])
+        else:
+            code = -1 - u
+            head = "U1" if code & 1 else "U0"
+            names.append(head + ":" + _mask_strings([code >> 1], tag_names)[0]
+                         if code >> 1 else head)
+    strings = np.array(names, dtype=object)[inverse.ravel()].tolist()
+    ends = np.cumsum(lengths).tolist()
+    starts = [0] + ends[:-1]
+    return [strings[a:b] for a, b in zip(starts, ends)]
+
+
 class AmbiguityClasses(BaseEstimator, TransformerMixin):
     """The set of tags each word had in training, appended as a token column.
 
@@ -240,14 +352,15 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
         self._check_params()
         words = self._words(X, where)
         tags = self._check_tags(words, y, where)
-        counts = _count(words, tags)
-        if not counts:
+        encoded = _Encoded(words, tags)
+        if not encoded.vocabulary:
             raise ValueError("%s: X holds no tokens" % where)
+        counts = encoded.counts()
         self.tag_counts_ = counts
         self._prepare()
         self.word_classes_ = dict(self._tables.classes)
         self.n_words_ = len(counts)
-        return words, tags
+        return words, tags, encoded
 
     def _prepare(self):
         """The lookup tables derived from ``tag_counts_`` (after fit or load)."""
@@ -272,9 +385,13 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
         a tagger on.
         """
         X = _as_list(X)
-        words, tags = self._fit(X, y, "AmbiguityClasses.fit_transform")
+        words, tags, encoded = self._fit(X, y, "AmbiguityClasses.fit_transform")
         K = int(self.n_folds)
-        out = [None] * len(words)
+        if len(encoded.tag_names) <= _MAX_MASK_TAGS:
+            per_sentence = _jackknife_classes(encoded, K, self._tables)
+            return [self._append_classes(sent, classes)
+                    for sent, classes in zip(X, per_sentence)]
+        out = [None] * len(words)                # many tags: fold by fold, in dictionaries
         for k in range(K):
             held = range(k, len(words), K)
             dictionary = self._dictionary(_count([words[i] for i in held],
@@ -293,6 +410,12 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
         words = self._words(X, "AmbiguityClasses.transform")
         classes = {}
         return [self._append(sent, ws, self._full, classes) for sent, ws in zip(X, words)]
+
+    @staticmethod
+    def _append_classes(sent, classes):
+        return [tok + (c,) if tok.__class__ is tuple
+                else ((tok, c) if isinstance(tok, str) else tuple(tok) + (c,))
+                for tok, c in zip(sent, classes)]
 
     @staticmethod
     def _append(sent, words, dictionary, classes):

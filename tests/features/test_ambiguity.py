@@ -73,6 +73,33 @@ def test_fit_transform_is_the_jackknife(seed, n_folds):
     assert amb.transform([X[0]]) == [[(w, _reference_class(X, Y, w)) for w in X[0]]]
 
 
+@pytest.mark.parametrize("n_tags", [3, 62, 63, 80])
+@pytest.mark.parametrize("params", [dict(), dict(n_suffix=2, max_rare_count=3),
+                                    dict(n_suffix=0), dict(min_suffix_fraction=0.0)])
+def test_jackknife_bit_masks_and_dictionaries_agree(monkeypatch, n_tags, params):
+    # up to 62 tags, fit_transform works on tag bit masks; beyond, fold by fold
+    # in dictionaries: both equal the plain reference (mixed tokens, odd words)
+    rng = np.random.default_rng(n_tags)
+    vocab = ["the", "The", "THE", "can", "Can", "İstanbul", "istanbul", "x", "X", "",
+             "walking", "Talking", "stalking", "fish", "Fish", "dogs", "hogs"]
+    tagset = ["T%02d" % i for i in range(n_tags)]
+    X, Y = [], []
+    for i in range(60):
+        n = int(rng.integers(1, 6))
+        X.append([vocab[int(j)] for j in rng.integers(0, len(vocab), size=n)])
+        Y.append([tagset[int(j)] for j in rng.integers(0, n_tags, size=n)])
+    tokens = [[w if k % 2 else (w, "c") for k, w in enumerate(s)] for s in X]
+    ref = dict(n_suffix=params.get("n_suffix", 3), max_rare=params.get("max_rare_count", 1),
+               min_fraction=params.get("min_suffix_fraction", 0.2))
+    out = AmbiguityClasses(n_folds=4, **params).fit_transform(tokens, Y)
+    for i, sent in enumerate(out):
+        others = [j for j in range(len(X)) if j % 4 != i % 4]
+        want = [_reference_class([X[j] for j in others], [Y[j] for j in others], w, **ref)
+                for w in X[i]]
+        assert [tok[-1] for tok in sent] == want
+        assert [tok[0] for tok in sent] == X[i]
+
+
 @pytest.mark.parametrize("params", [dict(n_suffix=0), dict(n_suffix=2, max_rare_count=3),
                                     dict(min_suffix_fraction=0.0),
                                     dict(min_suffix_fraction=1.0)])
