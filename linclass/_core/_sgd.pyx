@@ -76,9 +76,11 @@ cdef extern from *:
     #if defined(__GNUC__) || defined(__clang__)
     #define LINCLASS_SGD_RESTRICT __restrict__
     #define LINCLASS_SGD_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #define LINCLASS_SGD_PREFETCHW(p) __builtin_prefetch((const void*)(p), 1, 3)
     #else
     #define LINCLASS_SGD_RESTRICT
     #define LINCLASS_SGD_PREFETCH(p) ((void)0)
+    #define LINCLASS_SGD_PREFETCHW(p) ((void)0)
     #endif
 
     #if defined(__GNUC__) || defined(__clang__)
@@ -100,7 +102,7 @@ cdef extern from *:
     LINCLASS_SGD_CLONES
     static void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
                                          const double* values, const int* ind,
-                                         Py_ssize_t nnz)
+                                         Py_ssize_t nnz, const double* U)
     {
         Py_ssize_t m, k, j, off, kb = 0;
         int first = 1;
@@ -125,6 +127,16 @@ cdef extern from *:
                             for (off = 0; off < K; off += 8)
                                 LINCLASS_SGD_PREFETCH(ahead + off);
                             LINCLASS_SGD_PREFETCH(ahead + K - 1);
+                        }
+                    }
+                    if (first && U != NULL) {
+                        /* the averaged sum's rows, which the update pass writes
+                           after the margins are known (written: prefetch for write) */
+                        for (j = 0; j < 4; j++) {
+                            const double* uahead = U + (Py_ssize_t)ind[m + j] * K;
+                            for (off = 0; off < K; off += 8)
+                                LINCLASS_SGD_PREFETCHW(uahead + off);
+                            LINCLASS_SGD_PREFETCHW(uahead + K - 1);
                         }
                     }
                     LINCLASS_SGD_MAC(a0, values[m], Vb + (Py_ssize_t)ind[m] * K);
@@ -209,10 +221,57 @@ cdef extern from *:
             }
         }
     }
+
+    /* The averaged SGD update of one row in one pass over its entries:
+       V[j, k] += step[k] x_j and U[j, k] -= cavg[k] x_j for every stored j (the
+       operations of two linclass_sgd_ovr_axpy calls, the same bits: V and U are
+       distinct arrays); each entry's two rows are asked for together. */
+    LINCLASS_SGD_CLONES
+    static void linclass_sgd_ovr_axpy2(double* V, double* U, Py_ssize_t K,
+                                       const double* values, const int* ind,
+                                       Py_ssize_t nnz, const double* step,
+                                       const double* cavg)
+    {
+        Py_ssize_t m, k, j;
+        const double* LINCLASS_SGD_RESTRICT c = step;
+        const double* LINCLASS_SGD_RESTRICT a = cavg;
+        for (m = 0; m < nnz; m++) {
+            double* LINCLASS_SGD_RESTRICT row;
+            double* LINCLASS_SGD_RESTRICT urow;
+            const double x = values[m];
+            j = (ind == NULL) ? m : ind[m];
+            row = V + j * K;
+            urow = U + j * K;
+            k = 0;
+    #ifdef LINCLASS_SGD_VEC
+            {
+                const linclass_v4d xv = {x, x, x, x};
+                linclass_v4d cv, rv, av, uv;
+                for (; k + 4 <= K; k += 4) {
+                    memcpy(&cv, c + k, sizeof(cv));
+                    memcpy(&rv, row + k, sizeof(rv));
+                    memcpy(&av, a + k, sizeof(av));
+                    memcpy(&uv, urow + k, sizeof(uv));
+                    rv += cv * xv;
+                    uv -= av * xv;
+                    memcpy(row + k, &rv, sizeof(rv));
+                    memcpy(urow + k, &uv, sizeof(uv));
+                }
+            }
+    #endif
+            for (; k < K; k++) {
+                row[k] += c[k] * x;
+                urow[k] -= a[k] * x;
+            }
+        }
+    }
     """
+    void linclass_sgd_ovr_axpy2(double* V, double* U, Py_ssize_t K, const double* values,
+                                const int* ind, Py_ssize_t nnz, const double* step,
+                                const double* cavg) noexcept nogil
     void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
                                   const double* values, const int* ind,
-                                  Py_ssize_t nnz) noexcept nogil
+                                  Py_ssize_t nnz, const double* U) noexcept nogil
     void linclass_sgd_ovr_axpy(double* V, Py_ssize_t K, const double* values,
                                const int* ind, Py_ssize_t nnz, const double* coef,
                                int sign) noexcept nogil
@@ -730,6 +789,9 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
     cdef double* acc2 = buf + 14 * K
     cdef double* acc3 = buf + 15 * K
     cdef bint l1 = P.l1 > 0.0, failed = False
+    # the averaged sums are updated on every step once averaging has started
+    # (almost always the case for the smooth losses): their rows are prefetched
+    cdef bint prefetch_u = averaging and P.loss != HINGE and P.loss != PERCEPTRON
     for k in range(K):
         scale[k] = scale_io[k]
         t[k] = state[k * N_STATE + S_T]
@@ -745,7 +807,8 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
             prefetch_row(X, order[r + 1])
         nnz = rows_get(X, i, &values, &ind)
         # acc = V^T x_i, in dot4's order (V's rows are met at random: prefetched)
-        linclass_sgd_ovr_margins(acc, V, K, values, ind, nnz)
+        linclass_sgd_ovr_margins(acc, V, K, values, ind, nnz,
+                                 U if prefetch_u else NULL)
         n_step = 0
         n_avg_step = 0
         for k in range(K):
@@ -817,9 +880,10 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                         urow[k] -= cavg[k] * x
         else:
             # K-wide (a problem without a step adds 0)
-            linclass_sgd_ovr_axpy(V, K, values, ind, nnz, step, 1)      # V += x_i step^T
-            if n_avg_step > 0:                                # U -= x_i (A step)^T
-                linclass_sgd_ovr_axpy(U, K, values, ind, nnz, cavg, -1)
+            if n_avg_step > 0:                                # V += x_i step^T,
+                linclass_sgd_ovr_axpy2(V, U, K, values, ind, nnz, step, cavg)  # U -= x_i (A step)^T
+            else:
+                linclass_sgd_ovr_axpy(V, K, values, ind, nnz, step, 1)  # V += x_i step^T
         if l1:
             for k in range(K):
                 if active[k]:

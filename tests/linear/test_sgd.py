@@ -338,13 +338,17 @@ def test_dot4_sums_in_four_interleaved_partial_sums(nnz):
 
 @pytest.mark.parametrize("n_classes", [5, 6, 7, 9])
 @pytest.mark.parametrize("params", [dict(loss="hinge"), dict(loss="logistic", average=True)])
-def test_fused_kernel_vector_lanes_and_tail_equal_the_binary_fits(n_classes, params):
+@pytest.mark.parametrize("sparse", [True, False])
+def test_fused_kernel_vector_lanes_and_tail_equal_the_binary_fits(n_classes, params, sparse):
     """The fused kernel handles the classes 4 lanes at a time plus a scalar
     tail (n_classes % 4 lanes): every lane equals its binary fit bit for bit,
-    on sparse rows whose lengths are not multiples of 4."""
+    on sparse rows whose lengths are not multiples of 4 and on dense rows
+    (averaged logistic: the one-pass update of the weights and the averaged
+    sums, with the prefetch of the sums' rows)."""
     X, y = _blobs(n=240, d=11, n_classes=n_classes, seed=n_classes, sep=2.0)
     X[np.abs(X) < 0.4] = 0.0
-    X = sp.csr_matrix(X)
+    if sparse:
+        X = sp.csr_matrix(X)
     kw = dict(max_iter=4, tol=None, random_state=1, **params)
     model = SGDClassifier(**kw).fit(X, y)
     for c in range(n_classes):
