@@ -36,7 +36,7 @@ early stopping between epochs); the state carried between calls lives in
 `w`, `avg_sum`, `l1_q` and `state`.  The caller (linclass.sgd) validates
 every array.
 """
-from libc.math cimport exp, fabs, log, log1p, pow, isfinite
+from libc.math cimport exp, fabs, log, log1p, pow, isfinite, INFINITY
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -541,12 +541,15 @@ cdef inline void l1_penalty(double* v, double scale, double* q, double u, double
 cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                    const int* order, const Params* P, double* v, double* U, double* q,
                    double* state, bint averaging, bint compute_loss,
-                   double* sum_loss, double* scale_io, bint fold) noexcept nogil:
+                   double* sum_loss, double* scale_io, bint fold,
+                   bint unit_weight) noexcept nogil:
     """One pass in the order given; returns 0, or 1 when a score is not finite.
 
     The true weights are ``scale_io[0] * v`` on entry and on exit; with
     ``fold`` the scale is folded into ``v`` at the end (``scale_io[0] = 1``),
-    otherwise it is carried to the next epoch (one pass over ``v`` saved)."""
+    otherwise it is carried to the next epoch (one pass over ``v`` saved).
+    ``unit_weight``: every weight is 1 (the multiplication by it is skipped,
+    the same bits: ``x * 1.0 == x``)."""
     cdef Py_ssize_t k, i, j, m, nnz, d = X.n_cols
     cdef const double* values
     cdef const int* ind
@@ -577,7 +580,12 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
         if g < -MAX_DLOSS or g > MAX_DLOSS:                          # diverging
             status = 1
             break
-        update = -eta * g * ysign[i] * weight[i]
+        # -eta g s_i c_i with s_i = +-1: (-eta s_i) is exact and a product with
+        # s_i commutes exactly, so (-eta s_i) g is the bits of (-eta g) s_i,
+        # with one multiplication less after g (the step's critical path)
+        update = (-eta * ysign[i]) * g
+        if not unit_weight:
+            update = update * weight[i]
         if P.l2 > 0.0:
             factor = 1.0 - eta * P.l2
             if factor <= 0.0:                                        # w = 0
@@ -632,6 +640,15 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
     return status
 
 
+cdef bint all_ones(const double[::1] weight) noexcept:
+    """Whether every weight is 1 (the steps can skip the multiplication by it)."""
+    cdef Py_ssize_t i
+    for i in range(weight.shape[0]):
+        if weight[i] != 1.0:
+            return False
+    return True
+
+
 def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
               Py_ssize_t n_features, const double[::1] ysign, const double[::1] weight,
               int[::1] order, bint shuffle, unsigned long long seed, int loss,
@@ -669,13 +686,14 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef int status
     cdef double sum_loss = 0.0, one = 1.0
     cdef double* scale_ptr = &one if scale is None else &scale[0]
+    cdef bint unit = all_ones(weight)
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:
             rng_shuffle32(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss,
-                           scale_ptr, scale is None)
+                           scale_ptr, scale is None, unit)
     return status, sum_loss
 
 
@@ -685,15 +703,24 @@ def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                int learning_rate, double eta0, double power_t, double t0, double alpha,
                double l1_ratio, double intercept_decay, bint fit_intercept,
                bint averaging, double average_start, double[::1] w, double[::1] avg_sum,
-               double[::1] l1_q, double[::1] state, double[::1] scale):
-    """``len(seeds)`` epochs of `sgd_epoch` in one call (no loss is summed).
+               double[::1] l1_q, double[::1] state, double[::1] scale, tol=None,
+               Py_ssize_t n_iter_no_change=5, bint fold=False):
+    """Up to ``len(seeds)`` epochs of `sgd_epoch` in one call.
 
     Epoch e shuffles ``order`` with ``seeds[e]`` (when ``shuffle``) and runs
     as ``sgd_epoch(..., seed=seeds[e], scale=scale)`` would: the same steps,
-    the same bits, the scale carried in ``scale`` (call `sgd_fold` after).
-    For fits without a stopping rule, which need nothing between the epochs:
-    one call instead of one per epoch.  Returns ``(status, epochs)``: status
-    0 ok or 1 diverged (in epoch ``epochs``, which then stopped early).
+    the same bits, the scale carried in ``scale``.  ``tol`` (None: run every
+    epoch) is the stopping rule of the fit on the training loss, applied after
+    each epoch as `linclass.linear.sgd` does between `sgd_epoch` calls: the
+    epoch's loss (summed over the rows during the epoch, as with
+    ``compute_loss``) is an improvement when ``<= best - tol * n_samples``
+    (``best`` the smallest so far, +inf at first); the run stops after
+    ``n_iter_no_change`` epochs in a row without one.  ``fold``: fold the
+    scale into ``w`` at the end (as `sgd_fold`), otherwise call `sgd_fold`
+    before reading ``w``/``avg_sum``.  Returns ``(status, epochs, stopped)``:
+    status 0 ok, 1 diverged (in epoch ``epochs``, which then stopped early),
+    2 (with ``fold`` only) a weight, the intercept or the averaging factor is
+    not finite at the end; ``stopped`` whether the stopping rule ended the run.
     """
     if ysign.shape[0] != n_samples or weight.shape[0] != n_samples \
             or order.shape[0] != n_samples or w.shape[0] != n_features \
@@ -704,25 +731,51 @@ def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
         raise ValueError("sgd_epochs: inconsistent array shapes")
     if not scale[0] > 0.0:
         raise ValueError("sgd_epochs: scale must be positive")
+    if n_iter_no_change < 1:
+        raise ValueError("sgd_epochs: n_iter_no_change must be >= 1")
+    cdef bint stopping = tol is not None
+    cdef double tol_n = float(tol) * n_samples if stopping else 0.0
+    if stopping and not tol_n >= 0.0:
+        raise ValueError("sgd_epochs: tol must be a number >= 0 or None")
     cdef Params P = make_params("sgd_epochs", loss, learning_rate, eta0, power_t, t0, alpha,
                                 l1_ratio, intercept_decay, fit_intercept, average_start)
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
     cdef Rng rng
     cdef int status = 0
-    cdef Py_ssize_t e, n_epochs = seeds.shape[0], done = 0
-    cdef double sum_loss = 0.0
+    cdef Py_ssize_t e, j, n_epochs = seeds.shape[0], done = 0, no_change = 0
+    cdef double sum_loss = 0.0, best = INFINITY, check = 0.0
+    cdef bint unit = all_ones(weight), stopped = False
     with nogil:
         for e in range(n_epochs):
             rng_seed(&rng, seeds[e])
             if shuffle:
                 rng_shuffle32(&rng, &order[0], n_samples)
+            sum_loss = 0.0
             status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0],
-                               &avg_sum[0], &l1_q[0], &state[0], averaging, False,
-                               &sum_loss, &scale[0], False)
+                               &avg_sum[0], &l1_q[0], &state[0], averaging, stopping,
+                               &sum_loss, &scale[0], False, unit)
             done += 1
             if status != 0:
                 break
-    return status, done
+            if stopping:
+                # the rule of the Python layer's per-epoch loop, operation for operation
+                if sum_loss <= best - tol_n:
+                    no_change = 0
+                else:
+                    no_change += 1
+                if sum_loss < best:
+                    best = sum_loss
+                if no_change >= n_iter_no_change:
+                    stopped = True
+                    break
+        if fold:
+            fold_scale(&w[0], &scale[0], &state[S_AVG_A], n_features)
+            for j in range(n_features):
+                check += w[j] * 0.0                           # NaN once a weight is not finite
+            if status == 0 and (check != 0.0 or not isfinite(state[S_INTERCEPT])
+                                or not isfinite(state[S_AVG_A])):
+                status = 2
+    return status, done, stopped
 
 
 # ---------------------------------------------------------------------------
