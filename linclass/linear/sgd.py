@@ -639,7 +639,10 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         # row's entries: unsorted CSR rows are used as they are (no copy)
         X, classes, codes, sample_weight = check_classification_data(
             X, y, sample_weight, accept_unsorted=True)
-        weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
+        # without class weights the validated sample weights are the weights as
+        # they are (the kernels only read them): no product with ones, no copy
+        weight = (sample_weight if self.class_weight is None else
+                  class_weight_per_sample(self.class_weight, classes, codes, sample_weight))
         n_features = X.shape[1]
         keep = (self.warm_start and getattr(self, "_states", None) is not None
                 and hasattr(self, "classes_") and np.array_equal(self.classes_, classes)
