@@ -89,8 +89,10 @@ def _sgd_rows(quick, data_dir, repeat, sklearn):
                                   random_state=0, n_jobs=n_jobs)
                     peer_fit = _quiet(lambda: SkSGD(loss=sk_loss, **common).fit(X, y))
                     ours_fit = _quiet(lambda: SGDClassifier(loss=loss, **common).fit(X, y))
-                    p_s, peer = _harness.median_time(peer_fit, repeat)
-                    o_s, ours = _harness.median_time(ours_fit, repeat)
+                    # interleaved (peer, linclass, peer, ...): both under the same
+                    # load; a fit on a9a takes a few ms, so it is timed more often
+                    (p_s, o_s), (peer, ours) = _harness.paired_median_times(
+                        [peer_fit, ours_fit], repeat if name != "a9a" else 5 * repeat)
                     task = "SGD %s%s, %d epochs%s" % (
                         loss, " averaged" if average else "", epochs,
                         ", n_jobs=%d" % n_jobs if n_jobs > 1 else "")

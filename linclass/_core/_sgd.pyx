@@ -36,7 +36,7 @@ early stopping between epochs); the state carried between calls lives in
 `w`, `avg_sum`, `l1_q` and `state`.  The caller (linclass.sgd) validates
 every array.
 """
-from libc.math cimport exp, fabs, log, log1p, pow, isfinite
+from libc.math cimport exp, fabs, log, log1p, pow, isfinite, INFINITY
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -76,9 +76,11 @@ cdef extern from *:
     #if defined(__GNUC__) || defined(__clang__)
     #define LINCLASS_SGD_RESTRICT __restrict__
     #define LINCLASS_SGD_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #define LINCLASS_SGD_PREFETCHW(p) __builtin_prefetch((const void*)(p), 1, 3)
     #else
     #define LINCLASS_SGD_RESTRICT
     #define LINCLASS_SGD_PREFETCH(p) ((void)0)
+    #define LINCLASS_SGD_PREFETCHW(p) ((void)0)
     #endif
 
     #if defined(__GNUC__) || defined(__clang__)
@@ -100,7 +102,7 @@ cdef extern from *:
     LINCLASS_SGD_CLONES
     static void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
                                          const double* values, const int* ind,
-                                         Py_ssize_t nnz)
+                                         Py_ssize_t nnz, const double* U)
     {
         Py_ssize_t m, k, j, off, kb = 0;
         int first = 1;
@@ -125,6 +127,16 @@ cdef extern from *:
                             for (off = 0; off < K; off += 8)
                                 LINCLASS_SGD_PREFETCH(ahead + off);
                             LINCLASS_SGD_PREFETCH(ahead + K - 1);
+                        }
+                    }
+                    if (first && U != NULL) {
+                        /* the averaged sum's rows, which the update pass writes
+                           after the margins are known (written: prefetch for write) */
+                        for (j = 0; j < 4; j++) {
+                            const double* uahead = U + (Py_ssize_t)ind[m + j] * K;
+                            for (off = 0; off < K; off += 8)
+                                LINCLASS_SGD_PREFETCHW(uahead + off);
+                            LINCLASS_SGD_PREFETCHW(uahead + K - 1);
                         }
                     }
                     LINCLASS_SGD_MAC(a0, values[m], Vb + (Py_ssize_t)ind[m] * K);
@@ -209,10 +221,57 @@ cdef extern from *:
             }
         }
     }
+
+    /* The averaged SGD update of one row in one pass over its entries:
+       V[j, k] += step[k] x_j and U[j, k] -= cavg[k] x_j for every stored j (the
+       operations of two linclass_sgd_ovr_axpy calls, the same bits: V and U are
+       distinct arrays); each entry's two rows are asked for together. */
+    LINCLASS_SGD_CLONES
+    static void linclass_sgd_ovr_axpy2(double* V, double* U, Py_ssize_t K,
+                                       const double* values, const int* ind,
+                                       Py_ssize_t nnz, const double* step,
+                                       const double* cavg)
+    {
+        Py_ssize_t m, k, j;
+        const double* LINCLASS_SGD_RESTRICT c = step;
+        const double* LINCLASS_SGD_RESTRICT a = cavg;
+        for (m = 0; m < nnz; m++) {
+            double* LINCLASS_SGD_RESTRICT row;
+            double* LINCLASS_SGD_RESTRICT urow;
+            const double x = values[m];
+            j = (ind == NULL) ? m : ind[m];
+            row = V + j * K;
+            urow = U + j * K;
+            k = 0;
+    #ifdef LINCLASS_SGD_VEC
+            {
+                const linclass_v4d xv = {x, x, x, x};
+                linclass_v4d cv, rv, av, uv;
+                for (; k + 4 <= K; k += 4) {
+                    memcpy(&cv, c + k, sizeof(cv));
+                    memcpy(&rv, row + k, sizeof(rv));
+                    memcpy(&av, a + k, sizeof(av));
+                    memcpy(&uv, urow + k, sizeof(uv));
+                    rv += cv * xv;
+                    uv -= av * xv;
+                    memcpy(row + k, &rv, sizeof(rv));
+                    memcpy(urow + k, &uv, sizeof(uv));
+                }
+            }
+    #endif
+            for (; k < K; k++) {
+                row[k] += c[k] * x;
+                urow[k] -= a[k] * x;
+            }
+        }
+    }
     """
+    void linclass_sgd_ovr_axpy2(double* V, double* U, Py_ssize_t K, const double* values,
+                                const int* ind, Py_ssize_t nnz, const double* step,
+                                const double* cavg) noexcept nogil
     void linclass_sgd_ovr_margins(double* acc, const double* V, Py_ssize_t K,
                                   const double* values, const int* ind,
-                                  Py_ssize_t nnz) noexcept nogil
+                                  Py_ssize_t nnz, const double* U) noexcept nogil
     void linclass_sgd_ovr_axpy(double* V, Py_ssize_t K, const double* values,
                                const int* ind, Py_ssize_t nnz, const double* coef,
                                int sign) noexcept nogil
@@ -482,12 +541,15 @@ cdef inline void l1_penalty(double* v, double scale, double* q, double u, double
 cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                    const int* order, const Params* P, double* v, double* U, double* q,
                    double* state, bint averaging, bint compute_loss,
-                   double* sum_loss, double* scale_io, bint fold) noexcept nogil:
+                   double* sum_loss, double* scale_io, bint fold,
+                   bint unit_weight) noexcept nogil:
     """One pass in the order given; returns 0, or 1 when a score is not finite.
 
     The true weights are ``scale_io[0] * v`` on entry and on exit; with
     ``fold`` the scale is folded into ``v`` at the end (``scale_io[0] = 1``),
-    otherwise it is carried to the next epoch (one pass over ``v`` saved)."""
+    otherwise it is carried to the next epoch (one pass over ``v`` saved).
+    ``unit_weight``: every weight is 1 (the multiplication by it is skipped,
+    the same bits: ``x * 1.0 == x``)."""
     cdef Py_ssize_t k, i, j, m, nnz, d = X.n_cols
     cdef const double* values
     cdef const int* ind
@@ -518,7 +580,12 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
         if g < -MAX_DLOSS or g > MAX_DLOSS:                          # diverging
             status = 1
             break
-        update = -eta * g * ysign[i] * weight[i]
+        # -eta g s_i c_i with s_i = +-1: (-eta s_i) is exact and a product with
+        # s_i commutes exactly, so (-eta s_i) g is the bits of (-eta g) s_i,
+        # with one multiplication less after g (the step's critical path)
+        update = (-eta * ysign[i]) * g
+        if not unit_weight:
+            update = update * weight[i]
         if P.l2 > 0.0:
             factor = 1.0 - eta * P.l2
             if factor <= 0.0:                                        # w = 0
@@ -573,6 +640,15 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
     return status
 
 
+cdef bint all_ones(const double[::1] weight) noexcept:
+    """Whether every weight is 1 (the steps can skip the multiplication by it)."""
+    cdef Py_ssize_t i
+    for i in range(weight.shape[0]):
+        if weight[i] != 1.0:
+            return False
+    return True
+
+
 def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
               Py_ssize_t n_features, const double[::1] ysign, const double[::1] weight,
               int[::1] order, bint shuffle, unsigned long long seed, int loss,
@@ -610,13 +686,14 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef int status
     cdef double sum_loss = 0.0, one = 1.0
     cdef double* scale_ptr = &one if scale is None else &scale[0]
+    cdef bint unit = all_ones(weight)
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:
             rng_shuffle32(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss,
-                           scale_ptr, scale is None)
+                           scale_ptr, scale is None, unit)
     return status, sum_loss
 
 
@@ -626,15 +703,24 @@ def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                int learning_rate, double eta0, double power_t, double t0, double alpha,
                double l1_ratio, double intercept_decay, bint fit_intercept,
                bint averaging, double average_start, double[::1] w, double[::1] avg_sum,
-               double[::1] l1_q, double[::1] state, double[::1] scale):
-    """``len(seeds)`` epochs of `sgd_epoch` in one call (no loss is summed).
+               double[::1] l1_q, double[::1] state, double[::1] scale, tol=None,
+               Py_ssize_t n_iter_no_change=5, bint fold=False):
+    """Up to ``len(seeds)`` epochs of `sgd_epoch` in one call.
 
     Epoch e shuffles ``order`` with ``seeds[e]`` (when ``shuffle``) and runs
     as ``sgd_epoch(..., seed=seeds[e], scale=scale)`` would: the same steps,
-    the same bits, the scale carried in ``scale`` (call `sgd_fold` after).
-    For fits without a stopping rule, which need nothing between the epochs:
-    one call instead of one per epoch.  Returns ``(status, epochs)``: status
-    0 ok or 1 diverged (in epoch ``epochs``, which then stopped early).
+    the same bits, the scale carried in ``scale``.  ``tol`` (None: run every
+    epoch) is the stopping rule of the fit on the training loss, applied after
+    each epoch as `linclass.linear.sgd` does between `sgd_epoch` calls: the
+    epoch's loss (summed over the rows during the epoch, as with
+    ``compute_loss``) is an improvement when ``<= best - tol * n_samples``
+    (``best`` the smallest so far, +inf at first); the run stops after
+    ``n_iter_no_change`` epochs in a row without one.  ``fold``: fold the
+    scale into ``w`` at the end (as `sgd_fold`), otherwise call `sgd_fold`
+    before reading ``w``/``avg_sum``.  Returns ``(status, epochs, stopped)``:
+    status 0 ok, 1 diverged (in epoch ``epochs``, which then stopped early),
+    2 (with ``fold`` only) a weight, the intercept or the averaging factor is
+    not finite at the end; ``stopped`` whether the stopping rule ended the run.
     """
     if ysign.shape[0] != n_samples or weight.shape[0] != n_samples \
             or order.shape[0] != n_samples or w.shape[0] != n_features \
@@ -645,25 +731,51 @@ def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
         raise ValueError("sgd_epochs: inconsistent array shapes")
     if not scale[0] > 0.0:
         raise ValueError("sgd_epochs: scale must be positive")
+    if n_iter_no_change < 1:
+        raise ValueError("sgd_epochs: n_iter_no_change must be >= 1")
+    cdef bint stopping = tol is not None
+    cdef double tol_n = float(tol) * n_samples if stopping else 0.0
+    if stopping and not tol_n >= 0.0:
+        raise ValueError("sgd_epochs: tol must be a number >= 0 or None")
     cdef Params P = make_params("sgd_epochs", loss, learning_rate, eta0, power_t, t0, alpha,
                                 l1_ratio, intercept_decay, fit_intercept, average_start)
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
     cdef Rng rng
     cdef int status = 0
-    cdef Py_ssize_t e, n_epochs = seeds.shape[0], done = 0
-    cdef double sum_loss = 0.0
+    cdef Py_ssize_t e, j, n_epochs = seeds.shape[0], done = 0, no_change = 0
+    cdef double sum_loss = 0.0, best = INFINITY, check = 0.0
+    cdef bint unit = all_ones(weight), stopped = False
     with nogil:
         for e in range(n_epochs):
             rng_seed(&rng, seeds[e])
             if shuffle:
                 rng_shuffle32(&rng, &order[0], n_samples)
+            sum_loss = 0.0
             status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0],
-                               &avg_sum[0], &l1_q[0], &state[0], averaging, False,
-                               &sum_loss, &scale[0], False)
+                               &avg_sum[0], &l1_q[0], &state[0], averaging, stopping,
+                               &sum_loss, &scale[0], False, unit)
             done += 1
             if status != 0:
                 break
-    return status, done
+            if stopping:
+                # the rule of the Python layer's per-epoch loop, operation for operation
+                if sum_loss <= best - tol_n:
+                    no_change = 0
+                else:
+                    no_change += 1
+                if sum_loss < best:
+                    best = sum_loss
+                if no_change >= n_iter_no_change:
+                    stopped = True
+                    break
+        if fold:
+            fold_scale(&w[0], &scale[0], &state[S_AVG_A], n_features)
+            for j in range(n_features):
+                check += w[j] * 0.0                           # NaN once a weight is not finite
+            if status == 0 and (check != 0.0 or not isfinite(state[S_INTERCEPT])
+                                or not isfinite(state[S_AVG_A])):
+                status = 2
+    return status, done, stopped
 
 
 # ---------------------------------------------------------------------------
@@ -730,6 +842,9 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
     cdef double* acc2 = buf + 14 * K
     cdef double* acc3 = buf + 15 * K
     cdef bint l1 = P.l1 > 0.0, failed = False
+    # the averaged sums are updated on every step once averaging has started
+    # (almost always the case for the smooth losses): their rows are prefetched
+    cdef bint prefetch_u = averaging and P.loss != HINGE and P.loss != PERCEPTRON
     for k in range(K):
         scale[k] = scale_io[k]
         t[k] = state[k * N_STATE + S_T]
@@ -745,7 +860,8 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
             prefetch_row(X, order[r + 1])
         nnz = rows_get(X, i, &values, &ind)
         # acc = V^T x_i, in dot4's order (V's rows are met at random: prefetched)
-        linclass_sgd_ovr_margins(acc, V, K, values, ind, nnz)
+        linclass_sgd_ovr_margins(acc, V, K, values, ind, nnz,
+                                 U if prefetch_u else NULL)
         n_step = 0
         n_avg_step = 0
         for k in range(K):
@@ -817,9 +933,10 @@ cdef int run_epoch_ovr(const Rows* X, const int* codes, const int* positive,
                         urow[k] -= cavg[k] * x
         else:
             # K-wide (a problem without a step adds 0)
-            linclass_sgd_ovr_axpy(V, K, values, ind, nnz, step, 1)      # V += x_i step^T
-            if n_avg_step > 0:                                # U -= x_i (A step)^T
-                linclass_sgd_ovr_axpy(U, K, values, ind, nnz, cavg, -1)
+            if n_avg_step > 0:                                # V += x_i step^T,
+                linclass_sgd_ovr_axpy2(V, U, K, values, ind, nnz, step, cavg)  # U -= x_i (A step)^T
+            else:
+                linclass_sgd_ovr_axpy(V, K, values, ind, nnz, step, 1)  # V += x_i step^T
         if l1:
             for k in range(K):
                 if active[k]:

@@ -497,17 +497,18 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             def fold():
                 return _sgd.sgd_fold(state.w.reshape(-1, 1), state.scalars.reshape(1, -1),
                                      scale)[0] != 0
-            if stop is None and not early:
-                # nothing to do between the epochs: all of them in one call
+            if not early and not (stop is not None and self.verbose):
+                # nothing the kernel cannot do between the epochs (the stopping
+                # rule on the training loss runs in it): the whole fit in one call
                 kw = {k: v for k, v in common.items() if k != "compute_loss"}
-                status, epochs = _sgd.sgd_epochs(
+                status, epochs, stopped = _sgd.sgd_epochs(
                     **kw, ysign=ysign, order=order, seeds=seeds.astype(np.uint64),
                     w=state.w, avg_sum=state.avg_sum, l1_q=state.l1_q,
-                    state=state.scalars, scale=scale)
-                diverged = fold()
+                    state=state.scalars, scale=scale, tol=tol,
+                    n_iter_no_change=int(self.n_iter_no_change), fold=True)
                 if status != 0:
                     return [(epochs, False, True)]
-                return [(epochs, tol is None, diverged)]
+                return [(epochs, tol is None or stopped, False)]
             for epoch in range(n_epochs):
                 status, sum_loss = _sgd.sgd_epoch(
                     **common, ysign=ysign, order=order, seed=int(seeds[epoch]),
@@ -638,7 +639,10 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         # row's entries: unsorted CSR rows are used as they are (no copy)
         X, classes, codes, sample_weight = check_classification_data(
             X, y, sample_weight, accept_unsorted=True)
-        weight = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
+        # without class weights the validated sample weights are the weights as
+        # they are (the kernels only read them): no product with ones, no copy
+        weight = (sample_weight if self.class_weight is None else
+                  class_weight_per_sample(self.class_weight, classes, codes, sample_weight))
         n_features = X.shape[1]
         keep = (self.warm_start and getattr(self, "_states", None) is not None
                 and hasattr(self, "classes_") and np.array_equal(self.classes_, classes)

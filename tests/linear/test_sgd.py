@@ -338,13 +338,17 @@ def test_dot4_sums_in_four_interleaved_partial_sums(nnz):
 
 @pytest.mark.parametrize("n_classes", [5, 6, 7, 9])
 @pytest.mark.parametrize("params", [dict(loss="hinge"), dict(loss="logistic", average=True)])
-def test_fused_kernel_vector_lanes_and_tail_equal_the_binary_fits(n_classes, params):
+@pytest.mark.parametrize("sparse", [True, False])
+def test_fused_kernel_vector_lanes_and_tail_equal_the_binary_fits(n_classes, params, sparse):
     """The fused kernel handles the classes 4 lanes at a time plus a scalar
     tail (n_classes % 4 lanes): every lane equals its binary fit bit for bit,
-    on sparse rows whose lengths are not multiples of 4."""
+    on sparse rows whose lengths are not multiples of 4 and on dense rows
+    (averaged logistic: the one-pass update of the weights and the averaged
+    sums, with the prefetch of the sums' rows)."""
     X, y = _blobs(n=240, d=11, n_classes=n_classes, seed=n_classes, sep=2.0)
     X[np.abs(X) < 0.4] = 0.0
-    X = sp.csr_matrix(X)
+    if sparse:
+        X = sp.csr_matrix(X)
     kw = dict(max_iter=4, tol=None, random_state=1, **params)
     model = SGDClassifier(**kw).fit(X, y)
     for c in range(n_classes):
@@ -388,10 +392,11 @@ def test_sgd_epochs_equals_one_call_per_epoch(sparse, loss, averaging, l1_ratio)
         scale = np.ones(1)
         order = np.arange(X.shape[0], dtype=np.int32)
         if batched:
-            status, epochs = _sgd.sgd_epochs(**args, order=order,
-                                             seeds=seeds.astype(np.uint64), w=w,
-                                             avg_sum=U, l1_q=q, state=state, scale=scale)
-            assert (status, epochs) == (0, 4)
+            status, epochs, stopped = _sgd.sgd_epochs(**args, order=order,
+                                                      seeds=seeds.astype(np.uint64), w=w,
+                                                      avg_sum=U, l1_q=q, state=state,
+                                                      scale=scale)
+            assert (status, epochs, stopped) == (0, 4, False)
         else:
             for s in seeds:
                 status, _ = _sgd.sgd_epoch(**args, order=order, seed=int(s), w=w,
@@ -410,10 +415,10 @@ def test_sgd_epochs_reports_divergence_and_checks_shapes():
     args = _kernel_args(X * 1e300, y, 2, False, 0.0)
     w, state = np.zeros(X.shape[1]), np.array([1.0, 0, 0, 0, 0, 0])
     seeds = np.arange(3, dtype=np.uint64)
-    status, epochs = _sgd.sgd_epochs(**args, order=np.arange(60, dtype=np.int32),
-                                     seeds=seeds, w=w, avg_sum=np.zeros(1), l1_q=np.zeros(1),
-                                     state=state, scale=np.ones(1))
-    assert status == 1 and epochs == 1
+    status, epochs, stopped = _sgd.sgd_epochs(
+        **args, order=np.arange(60, dtype=np.int32), seeds=seeds, w=w, avg_sum=np.zeros(1),
+        l1_q=np.zeros(1), state=state, scale=np.ones(1))
+    assert status == 1 and epochs == 1 and not stopped
     with pytest.raises(ValueError, match="sgd_epochs: inconsistent array shapes"):
         _sgd.sgd_epochs(**args, order=np.arange(59, dtype=np.int32), seeds=seeds, w=w,
                         avg_sum=np.zeros(1), l1_q=np.zeros(1), state=state,
@@ -424,20 +429,22 @@ def test_sgd_epochs_reports_divergence_and_checks_shapes():
                         scale=np.zeros(1))
 
 
-def test_fit_without_stopping_rule_equals_per_epoch_fit():
-    """fit(tol=None) runs its epochs in one kernel call (`sgd_epochs`); with a
-    stopping rule it calls the kernel once per epoch: same shuffles, same bits."""
+def test_fit_without_stopping_rule_equals_per_epoch_fit(capsys):
+    """fit(tol=None) runs its epochs in one kernel call (`sgd_epochs`); the
+    per-epoch path (one kernel call per epoch, taken with verbose output or
+    early stopping) gives the same shuffles, the same bits."""
     X, y = _blobs(n=120, d=5, seed=8)
     for loss, average in (("hinge", False), ("log_loss", True)):
         full = SGDClassifier(loss=loss, average=average, tol=None, max_iter=3,
                              random_state=0).fit(X, y)
-        # reference: the per-epoch path, taken by fit with a stopping rule that
-        # cannot trigger within max_iter (n_iter_no_change > max_iter)
+        # reference: the per-epoch path, taken by a verbose fit with a stopping
+        # rule that cannot trigger within max_iter (n_iter_no_change > max_iter)
         ref = SGDClassifier(loss=loss, average=average, tol=1e-3, n_iter_no_change=10,
-                            max_iter=3, random_state=0)
+                            max_iter=3, random_state=0, verbose=1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             ref.fit(X, y)
+        assert "problem 0 epoch 3: training loss" in capsys.readouterr().out
         np.testing.assert_array_equal(full.coef_, ref.coef_)
         np.testing.assert_array_equal(full.intercept_, ref.intercept_)
         assert full.n_iter_ == ref.n_iter_ == 3 and full.t_ == ref.t_
@@ -452,3 +459,67 @@ def test_param_names_cache_follows_subclass_init():
     assert SGDClassifier._get_param_names() == sorted(SGDClassifier().get_params())
     assert Sub._get_param_names() == ["extra", "loss"]
     assert Sub(extra=3).get_params()["extra"] == 3
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("params", [dict(loss="hinge"), dict(loss="log_loss", average=True),
+                                    dict(loss="modified_huber", penalty="elasticnet"),
+                                    dict(loss="hinge", tol=0.05, n_iter_no_change=2),
+                                    dict(loss="log_loss", class_weight="balanced")])
+def test_stopping_rule_in_the_kernel_equals_the_per_epoch_rule(params, sparse, capsys):
+    """The default fit (tol=1e-3) runs the stopping rule on the training loss
+    inside `sgd_epochs`; the verbose fit applies it in Python after each
+    `sgd_epoch` call: the same epochs, the same bits, the same warning."""
+    X, y = _blobs(n=300, d=8, seed=11, sep=1.0)
+    X[np.abs(X) < 0.3] = 0.0
+    if sparse:
+        X = sp.csr_matrix(X)
+    for max_iter in (1000, 3):
+        kw = dict(random_state=2, max_iter=max_iter, **params)
+        with warnings.catch_warnings(record=True) as w_fast:
+            warnings.simplefilter("always")
+            fast = SGDClassifier(**kw).fit(X, y)
+        with warnings.catch_warnings(record=True) as w_ref:
+            warnings.simplefilter("always")
+            ref = SGDClassifier(verbose=1, **kw).fit(X, y)
+        out = capsys.readouterr().out
+        assert "epoch %d: training loss" % ref.n_iter_ in out
+        assert fast.n_iter_ == ref.n_iter_ and fast.t_ == ref.t_
+        np.testing.assert_array_equal(fast.coef_, ref.coef_)
+        np.testing.assert_array_equal(fast.intercept_, ref.intercept_)
+        warned = [issubclass(w.category, ConvergenceWarning) for w in w_fast]
+        assert warned == [issubclass(w.category, ConvergenceWarning) for w in w_ref]
+        if max_iter == 3:
+            assert fast.n_iter_ == 3 and any(warned)
+        else:
+            assert fast.n_iter_ < max_iter and not any(warned)
+
+
+def test_sgd_epochs_stopping_rule_and_fold():
+    """`sgd_epochs` with ``tol``: stops after ``n_iter_no_change`` epochs
+    without an improvement of the summed loss by ``tol * n_samples`` (a huge
+    tol: only the first epoch improves, on +inf); ``fold`` folds the
+    scale; bad ``tol``/``n_iter_no_change`` raise."""
+    X, y = _blobs(n=80, d=4, seed=12)
+    args = _kernel_args(X, y, 2, True, 0.0)
+    seeds = np.arange(20, dtype=np.uint64)
+
+    def run(**kw):
+        w, U, state, scale = np.zeros(4), np.zeros(4), np.array([1.0, 0, 0, 0, 0, 0]), np.ones(1)
+        out = _sgd.sgd_epochs(**args, order=np.arange(80, dtype=np.int32), seeds=seeds, w=w,
+                              avg_sum=U, l1_q=np.zeros(1), state=state, scale=scale, **kw)
+        return out, w, state, scale
+    (status, epochs, stopped), _, _, _ = run(tol=1e300, n_iter_no_change=3)
+    assert (status, epochs, stopped) == (0, 4, True)
+    (status, epochs, stopped), _, _, _ = run(tol=None)
+    assert (status, epochs, stopped) == (0, 20, False)
+    (_, _, _), w, state, scale = run(tol=None, fold=False)
+    (_, _, _), w_f, state_f, scale_f = run(tol=None, fold=True)
+    assert scale[0] < 1.0 and scale_f[0] == 1.0
+    _sgd.sgd_fold(w.reshape(-1, 1), state.reshape(1, -1), scale)
+    np.testing.assert_array_equal(w, w_f)
+    np.testing.assert_array_equal(state, state_f)
+    with pytest.raises(ValueError, match="tol must be"):
+        run(tol=-1.0)
+    with pytest.raises(ValueError, match="n_iter_no_change"):
+        run(tol=1e-3, n_iter_no_change=0)
