@@ -12,9 +12,11 @@ chunking template and the defaults of ``benchmarks/bench_distributed.py``
 pass when ``n_jobs > 1``), ``featurize`` (the template pass: column types,
 key tables, the blocks' merge and remap, CSR checks), ``epoch 1`` and
 ``epochs 2..`` (``perceptron_epoch``, or the shards'
-``perceptron_epoch_shard`` calls), ``mixing`` (``mix_shard_rows``),
-``averaging`` (the published averaged weights); with ``n_jobs > 1``
-``shard setup`` (the shards' buffers).  Columns: calls, wall time
+``perceptron_epoch_shard`` calls), ``mixing`` (``mix_shard_rows``, run by
+the shards' threads right after their epochs), ``averaging`` (the published
+averaged weights; with ``n_jobs > 1`` also the ``fold_shard_sums`` calls
+that average the emission rows from the shards' overlays, in the pool's
+threads); with ``n_jobs > 1`` ``shard setup`` (the shards' buffers).  Columns: calls, wall time
 of the phase (for the pool calls: summed over the calls of the epoch's
 threads, so the wall column of a phase run in 2 threads is about twice its
 elapsed time), and the thread CPU time of the calls (``time.thread_time`` in
@@ -98,6 +100,7 @@ def profile_fit(data, n_jobs):
     wrap(_sequence, "perceptron_epoch", epoch_label)
     wrap(_sequence, "perceptron_epoch_shard", epoch_label)
     wrap(_sequence, "mix_shard_rows", "mixing")
+    wrap(_sequence, "fold_shard_sums", "averaging")
     original_mixed = SequenceTagger._mixed_epoch
 
     def count_epochs(self, *args, **kwargs):
