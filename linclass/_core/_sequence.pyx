@@ -646,19 +646,23 @@ def _check_overlay(Py_ssize_t F, Py_ssize_t K, int[:, ::1] slot, int[::1] rows,
     slot (F, 2), rows and touched (F,), pool_u (F, K); the first column of slot
     holds 0 or a pool row + 1 within ``n_rows`` and exactly ``n_rows`` rows
     are in use, each listed in ``rows`` at its slot."""
-    cdef Py_ssize_t f, r, used = 0
+    cdef Py_ssize_t f, r, used = 0, bad = -1
     if (slot.shape[0] != F or slot.shape[1] != 2 or rows.shape[0] != F
             or touched.shape[0] != F or pool_u.shape[0] != F or pool_u.shape[1] != K):
         raise ValueError("overlay: slot must be (F, 2), rows and touched (F,), pool_u the "
                          "shape of W")
     if not 0 <= n_rows <= F:
         raise ValueError("n_rows must be in [0, F]")
-    for f in range(F):
-        r = slot[f, 0]
-        if r != 0:
-            if r < 0 or r > n_rows or rows[r - 1] != f:
-                raise ValueError("overlay: slot of row %d is inconsistent with rows" % f)
-            used += 1
+    with nogil:                           # O(F): the other shards' threads run meanwhile
+        for f in range(F):
+            r = slot[f, 0]
+            if r != 0:
+                if r < 0 or r > n_rows or rows[r - 1] != f:
+                    bad = f
+                    break
+                used += 1
+    if bad >= 0:
+        raise ValueError("overlay: slot of row %d is inconsistent with rows" % bad)
     if used != n_rows:
         raise ValueError("overlay: %d rows in use but n_rows is %d" % (used, n_rows))
 
