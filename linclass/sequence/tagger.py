@@ -235,8 +235,9 @@ class SequenceTagger(BaseEstimator):
         are identical for every ``n_jobs``).  Training with ``n_jobs > 1``
         uses iterative parameter mixing (McDonald et al. 2010): each epoch
         the shuffled sentences are cut into ``n_jobs`` shards trained in
-        parallel from the same weights, then the weights (and the averaging
-        sums) are averaged.  The model then depends on ``n_jobs`` (a
+        parallel from the same weights, then the weights are averaged (each
+        shard keeps its averaging sums, scaled by ``1 / n_jobs``, over the
+        fit; they are added to the model's at the end).  The model then depends on ``n_jobs`` (a
         different, equally valid perceptron run: the accuracy is close, the
         weights differ) but not on thread timing: for a fixed
         ``random_state`` it is deterministic.  ``n_jobs=1`` is the plain
