@@ -350,6 +350,32 @@ def test_partial_fit_continues_the_mixing_from_the_training_state(ud, n_jobs):
     np.testing.assert_array_equal(tagger.emission_, reference)
 
 
+@pytest.mark.parametrize("average", [True, False])
+def test_mixing_fit_publishes_into_a_shard_buffer_it_owns(ud, average):
+    # n_jobs > 1 writes the published emission matrix into the last shard's private
+    # weights: it must own them (no memory shared with the training state), a later
+    # partial_fit must not write into the matrix published before, and without
+    # averaging the published matrix is the model's (mixed) weights
+    (Xtr, Ytr), _ = ud
+    X, Y = Xtr[:300], Ytr[:300]
+    tagger = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=2, random_state=5,
+                            n_jobs=2, average=average).fit(X, Y)
+    first = tagger.emission_
+    kept = first.copy()
+    W = tagger._train_state["weights"][0]
+    assert first.flags.owndata and first.flags.c_contiguous and first.dtype == np.float32
+    assert not np.shares_memory(first, W)
+    if not average:
+        np.testing.assert_array_equal(first, W)
+    tagger.partial_fit(X, Y, max_iter=2)
+    np.testing.assert_array_equal(first, kept)                 # untouched by the next fit
+    assert tagger.emission_ is not first
+    assert not np.shares_memory(tagger.emission_, tagger._train_state["weights"][0])
+    serial = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=4, random_state=5,
+                            n_jobs=1, average=average).fit(X, Y)
+    assert tagger.emission_.shape == serial.emission_.shape
+
+
 def test_decoding_identical_across_n_jobs(ud):
     (Xtr, Ytr), (Xte, _) = ud
     tagger = SequenceTagger(features="pos", max_iter=2, random_state=0).fit(Xtr, Ytr)
