@@ -356,7 +356,9 @@ class _ThreadClock:
 
     KERNELS = (("_sequence", "perceptron_epoch"), ("_sequence", "perceptron_epoch_shard"),
                ("_sequence", "mix_shard_rows"), ("_sequence", "averaged_weights"),
-               ("_features", "_run_block"), ("_features", "_remap_block"))
+               ("_sequence", "fold_shard_sums"), ("_features", "_run_block"),
+               ("_features", "_remap_block"), ("_features", "_local_pass"),
+               ("_features", "_numbered_rows"))
 
     def __enter__(self):
         import threading
@@ -414,9 +416,13 @@ def fit_phases(Xtr, Ytr, n_jobs):
         del tagger.__dict__[phase]
     blocks = clock.worker_max("_run_block", n_jobs)
     remap = clock.worker_max("_remap_block", 1)
+    local = clock.worker_max("_local_pass", n_jobs)       # the template-parallel fit pass
+    rows_pass = clock.worker_max("_numbered_rows", n_jobs)   # numbering, rows, adoption
     epochs = clock.worker_max("perceptron_epoch_shard", n_jobs)
     mixing = clock.worker_max("mix_shard_rows", n_jobs)
-    tail = [clock.worker_max("averaged_weights", n_jobs)]
+    tail = [clock.worker_max("averaged_weights", n_jobs),
+            clock.worker_max("fold_shard_sums", n_jobs)]
+    blocks = (blocks[0] + local[0] + rows_pass[0], blocks[1] + local[1] + rows_pass[1])
     feat = marks["_featurize"][0] + blocks[0] + remap[0]
     perc = marks["_fit_perceptron"][0] + epochs[0] + mixing[0] + sum(t[0] for t in tail)
     other = main_cpu - marks["_featurize"][0] - marks["_fit_perceptron"][0]

@@ -12,13 +12,19 @@ chunking template and the defaults of ``benchmarks/bench_distributed.py``
 pass when ``n_jobs > 1``), ``featurize`` (the template pass: column types,
 key tables, the blocks' merge and remap, CSR checks), ``epoch 1`` and
 ``epochs 2..`` (``perceptron_epoch``, or the shards'
-``perceptron_epoch_shard`` calls), ``mixing`` (``mix_shard_rows``),
-``averaging`` (the published averaged weights); with ``n_jobs > 1``
-``shard setup`` (the shards' buffers).  Columns: calls, wall time
+``perceptron_epoch_shard`` calls), ``mixing`` (``mix_shard_rows``, run by
+the shards' threads right after their epochs), ``averaging`` (the published
+averaged weights; with ``n_jobs > 1`` also the ``fold_shard_sums`` calls
+that average the emission rows from the shards' overlays, in the pool's
+threads); with ``n_jobs > 1`` ``shard setup`` (the shards' buffers) and
+``templates`` (the template pass's thread calls, ``_local_pass`` and
+``_numbered_rows``; the ``featurize`` row is then the main thread's part).  Columns: calls, wall time
 of the phase (for the pool calls: summed over the calls of the epoch's
 threads, so the wall column of a phase run in 2 threads is about twice its
 elapsed time), and the thread CPU time of the calls (``time.thread_time`` in
-the thread that ran them: on a shared machine read the CPU columns).  ``fit``
+the thread that ran them: on a shared machine read the CPU columns), and the
+critical-path CPU (main-thread calls, plus for the pool calls the largest of
+each group of ``n_jobs`` calls: what the phase takes on idle cores).  ``fit``
 gives the fit's elapsed wall time and the CPU time of all threads.  Epoch 1
 is separate because it first touches the weight and sum arrays (page faults:
 on this machine 150-400 ms for the ~95 MB, more with transparent huge pages
@@ -62,11 +68,13 @@ def _conll2000(data_dir, quick):
 
 
 def profile_fit(data, n_jobs):
-    from linclass._core import _sequence
+    from linclass._core import _features, _sequence
     from linclass.metrics import chunk_f1
     from linclass.sequence import SequenceTagger, tagger
     X, Y, Xt, Yt = data
     stats = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    workers = collections.defaultdict(list)       # label -> CPU of its pool-thread calls
+    main = threading.main_thread()
     lock = threading.Lock()
     epoch = [0]
     patched = []
@@ -80,11 +88,14 @@ def profile_fit(data, n_jobs):
                 return original(*args, **kwargs)
             finally:
                 key = label(args) if callable(label) else label
+                cpu = time.thread_time() - t0
                 with lock:
                     s = stats[key]
                     s[0] += 1
                     s[1] += time.perf_counter() - w0
-                    s[2] += time.thread_time() - t0
+                    s[2] += cpu
+                    if threading.current_thread() is not main:
+                        workers[key].append(cpu)
         setattr(owner, name, timed)
         patched.append((owner, name, original))
 
@@ -97,7 +108,10 @@ def profile_fit(data, n_jobs):
     wrap(SequenceTagger, "_shard_buffers", "shard setup")
     wrap(_sequence, "perceptron_epoch", epoch_label)
     wrap(_sequence, "perceptron_epoch_shard", epoch_label)
+    wrap(_features, "_local_pass", "templates")
+    wrap(_features, "_numbered_rows", "templates")
     wrap(_sequence, "mix_shard_rows", "mixing")
+    wrap(_sequence, "fold_shard_sums", "averaging")
     original_mixed = SequenceTagger._mixed_epoch
 
     def count_epochs(self, *args, **kwargs):
@@ -127,12 +141,22 @@ def profile_fit(data, n_jobs):
     errors = sum(h["token_errors"] for h in model.history_)
     print("n_jobs=%d: fit wall %.3f s, CPU (all threads) %.3f s, F1 %.4f, %d epochs, "
           "%d token errors" % (n_jobs, wall, cpu, 100 * f1, model.n_iter_, errors))
-    print("  %-11s %6s %10s %14s" % ("phase", "calls", "wall s", "thread CPU s"))
-    for label in ("labels", "featurize", "shard setup", "epoch 1", "epochs 2..", "mixing",
-                  "averaging"):
+    print("  %-11s %6s %10s %14s %12s" % ("phase", "calls", "wall s", "thread CPU s",
+                                           "crit CPU s"))
+    total = 0.0
+    for label in ("labels", "featurize", "templates", "shard setup", "epoch 1", "epochs 2..",
+                  "mixing", "averaging"):
         if label in stats:
             n, w, t = stats[label]
-            print("  %-11s %6d %10.3f %14.3f" % (label, n, w, t))
+            xs = workers.get(label, [])
+            # pool calls come in groups of n_jobs (one per thread): the largest of each
+            groups = [xs[i:i + n_jobs] for i in range(0, len(xs), n_jobs)]
+            crit = t - sum(xs) + sum(max(g) for g in groups)
+            if not (label == "labels" and n_jobs > 1):     # beside the template pass
+                total += crit
+            print("  %-11s %6d %10.3f %14.3f %12.3f" % (label, n, w, t, crit))
+    print("  critical-path CPU (main-thread phases + the largest pool thread of each "
+          "group, labels excluded for n_jobs > 1): %.3f s" % total)
     return model
 
 

@@ -435,24 +435,35 @@ cdef inline void avg_add(float* w, double* u, Py_ssize_t j, double delta, double
 
 
 cdef struct Overlay:
-    # A parameter-mixing shard's averaging sums of the emission rows it updated (see
-    # perceptron_epoch_shard): slot[f] = 0 (row f not updated) or r + 1 (its sums are
-    # pool_u[r]); rows[r] = f for the n_rows rows in use.
+    # A parameter-mixing shard's averaging sums of the emission rows it updated during
+    # the fit (see perceptron_epoch_shard): slot[2 f] = 0 (row f not updated yet) or
+    # r + 1 (its sums are pool_u[r]), rows[r] = f for the n_rows rows in use;
+    # slot[2 f + 1] = the stamp of the last epoch that updated row f, and touched
+    # lists the n_touched rows this epoch (stamp) updated, in first-update order.
     int* slot
     int* rows
     double* pool_u
     Py_ssize_t n_rows
+    int* touched
+    Py_ssize_t n_touched
+    int stamp
 
 
 cdef inline Py_ssize_t overlay_row(Overlay* ov, Py_ssize_t f, Py_ssize_t K) noexcept nogil:
-    """The pool row of feature f's sums (zero at the row's first update)."""
-    cdef Py_ssize_t r = ov.slot[f] - 1, k
+    """The pool row of feature f's sums (zero at the row's first update); lists f
+    among the epoch's updated rows at its first update of the epoch."""
+    cdef int* sf = ov.slot + 2 * f
+    cdef Py_ssize_t r = sf[0] - 1
     if r < 0:
         r = ov.n_rows
         ov.n_rows = r + 1
         ov.rows[r] = <int>f
-        ov.slot[f] = <int>(r + 1)
+        sf[0] = <int>(r + 1)
         memset(ov.pool_u + r * K, 0, K * sizeof(double))
+    if sf[1] != ov.stamp:
+        sf[1] = ov.stamp
+        ov.touched[ov.n_touched] = <int>f
+        ov.n_touched += 1
     return r
 
 
@@ -629,6 +640,33 @@ def perceptron_epoch(float[:, ::1] W, double[:, ::1] U_W,
 
 # ------------------------------------------- iterative parameter mixing --
 
+def _check_overlay(Py_ssize_t F, Py_ssize_t K, int[:, ::1] slot, int[::1] rows,
+                   double[:, ::1] pool_u, Py_ssize_t n_rows, int[::1] touched):
+    """The overlay arrays of a shard agree (the kernels index through them):
+    slot (F, 2), rows and touched (F,), pool_u (F, K); the first column of slot
+    holds 0 or a pool row + 1 within ``n_rows`` and exactly ``n_rows`` rows
+    are in use, each listed in ``rows`` at its slot."""
+    cdef Py_ssize_t f, r, used = 0, bad = -1
+    if (slot.shape[0] != F or slot.shape[1] != 2 or rows.shape[0] != F
+            or touched.shape[0] != F or pool_u.shape[0] != F or pool_u.shape[1] != K):
+        raise ValueError("overlay: slot must be (F, 2), rows and touched (F,), pool_u the "
+                         "shape of W")
+    if not 0 <= n_rows <= F:
+        raise ValueError("n_rows must be in [0, F]")
+    with nogil:                           # O(F): the other shards' threads run meanwhile
+        for f in range(F):
+            r = slot[f, 0]
+            if r != 0:
+                if r < 0 or r > n_rows or rows[r - 1] != f:
+                    bad = f
+                    break
+                used += 1
+    if bad >= 0:
+        raise ValueError("overlay: slot of row %d is inconsistent with rows" % bad)
+    if used != n_rows:
+        raise ValueError("overlay: %d rows in use but n_rows is %d" % (used, n_rows))
+
+
 def perceptron_epoch_shard(float[:, ::1] W,
                            float[:, ::1] trans, double[:, ::1] U_trans,
                            float[::1] trans2, double[::1] U_trans2,
@@ -637,27 +675,29 @@ def perceptron_epoch_shard(float[:, ::1] W,
                            const int[::1] indices, const double[::1] data,
                            const int[::1] indptr, const long long[::1] sent_offsets,
                            const int[::1] gold, const int[::1] visit_order,
-                           int[::1] slot, int[::1] rows, double[:, ::1] pool_u,
-                           Py_ssize_t n_old_rows, *, int order=1, double counter=1.0,
-                           int binary=-1, double sum_scale=1.0):
+                           int[:, ::1] slot, int[::1] rows, double[:, ::1] pool_u,
+                           Py_ssize_t n_rows, int[::1] touched, int stamp, *, int order=1,
+                           double counter=1.0, int binary=-1, double sum_scale=1.0):
     """One shard's epoch of iterative parameter mixing, without the GIL.
 
     The perceptron epoch of :func:`perceptron_epoch` on the sentences of
     ``visit_order``, on the shard's own weights (``W`` -- the model's array
     for shard 0, a private copy for the others -- and private copies of the
     small arrays, their sums in ``U_*``), bit for bit.  The averaging sums of
-    the emission rows go to a compact *overlay* instead of a dense array:
-    ``slot`` (F,) int32, ``slot[f] = r + 1`` when row ``f`` was updated and its
-    sums are ``pool_u[r]`` (zero at the first update), ``rows[r] = f``; so
-    the overlay also lists the rows the shard updated.  ``slot`` starts all
-    zero; the first ``n_old_rows`` entries of ``rows`` (the previous epoch's
-    overlay) are cleared first.  ``pool_u`` needs F rows (allocate it with
-    ``np.empty``: only the rows used take memory).
+    the emission rows go to a compact *overlay*, kept over all the epochs of
+    a fit, instead of a dense array: ``slot`` (F, 2) int32, ``slot[f, 0] = r
+    + 1`` when row ``f`` was updated and its sums are ``pool_u[r]`` (zero at
+    the first update), ``rows[r] = f`` for the first ``n_rows`` rows in use
+    (a new overlay: ``slot`` all zero, ``n_rows = 0``; allocate ``pool_u``
+    (F, K) with ``np.empty``: only the rows used take memory).  The rows the
+    epoch updates are listed in ``touched`` (F,), in first-update order, and
+    marked ``slot[f, 1] = stamp`` (``stamp`` >= 1, new for each epoch of the
+    fit).
 
-    Returns (counter, n_sentence_errors, n_token_errors, n_rows).
+    Returns (counter, n_sentence_errors, n_token_errors, n_rows, n_touched).
     """
     cdef Py_ssize_t F = W.shape[0], K = W.shape[1]
-    cdef Py_ssize_t n_visit = visit_order.shape[0], n_tokens, max_len, i
+    cdef Py_ssize_t n_visit = visit_order.shape[0], n_tokens, max_len
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
     cdef double c = counter
     cdef int status = 0
@@ -665,24 +705,19 @@ def perceptron_epoch_shard(float[:, ::1] W,
     n_tokens = _check_epoch_args(F, K, trans, start, stop, trans2, order, indices, data,
                                  indptr, sent_offsets, gold, visit_order,
                                  (None, U_trans, U_trans2, U_start, U_stop))
-    if (slot.shape[0] != F or rows.shape[0] != F or pool_u.shape[0] != F
-            or pool_u.shape[1] != K):
-        raise ValueError("perceptron_epoch_shard: slot and rows need F entries, pool_u the "
-                         "shape of W")
-    if not 0 <= n_old_rows <= F:
-        raise ValueError("n_old_rows must be in [0, F]")
-    for i in range(n_old_rows):
-        if not 0 <= rows[i] < F:
-            raise ValueError("rows holds %d, outside [0, %d)" % (rows[i], F))
+    _check_overlay(F, K, slot, rows, pool_u, n_rows, touched)
+    if stamp < 1:
+        raise ValueError("stamp must be >= 1")
     max_len = _max_length(sent_offsets, 0, sent_offsets.shape[0] - 1)
-    ov.slot = &slot[0]
+    ov.slot = &slot[0, 0]
     ov.rows = &rows[0]
     ov.pool_u = &pool_u[0, 0]
-    ov.n_rows = 0
-    with nogil:
-        for i in range(n_old_rows):
-            slot[rows[i]] = 0
-        if n_visit > 0:
+    ov.n_rows = n_rows
+    ov.touched = &touched[0]
+    ov.n_touched = 0
+    ov.stamp = stamp
+    if n_visit > 0:
+        with nogil:
             status = _epoch(&W[0, 0], NULL, &trans[0, 0], &U_trans[0, 0],
                             &trans2[0] if trans2.shape[0] > 0 else NULL,
                             &U_trans2[0] if U_trans2.shape[0] > 0 else NULL,
@@ -695,85 +730,92 @@ def perceptron_epoch_shard(float[:, ::1] W,
                             &n_tok_err)
     if status != 0:
         raise MemoryError("perceptron_epoch_shard: cannot allocate the decoding workspace")
-    return c, n_sent_err, n_tok_err, ov.n_rows
+    return c, n_sent_err, n_tok_err, ov.n_rows, ov.n_touched
 
 
-def mix_shard_rows(Py_ssize_t owner, list shard_w, double[:, ::1] U_W, list slots,
-                   list pools_u, const int[::1] rows, Py_ssize_t n_rows):
-    """Iterative parameter mixing of the emission rows shard ``owner`` updated.
+def mix_shard_rows(Py_ssize_t part, Py_ssize_t n_parts, list shard_w, list slots,
+                   list touched, list n_touched, int stamp):
+    """Iterative parameter mixing of the emission rows the shards updated in the
+    epoch ``stamp``, the share ``part`` of ``n_parts`` (rows ``f`` with ``f %
+    n_parts == part``: the calls of different parts can run in parallel).
 
-    ``shard_w[j]`` is shard ``j``'s weight matrix (shard 0: the model's).  For
-    each of the first ``n_rows`` entries f of ``rows`` (shard ``owner``'s
-    overlay, see :func:`perceptron_epoch_shard`) that no earlier shard
-    updated -- so every row is mixed by exactly one call, and the calls of
-    different owners can run in parallel --: every ``shard_w[j][f] :=
-    float32(sum_j shard_w[j][f] / n)``, summed in float64 in shard order, and
-    ``U_W[f] += pool_u_j[row]`` in shard order over the shards that updated
-    it.  (Rows no shard updated are equal in every shard already.)  The
-    overlays are read only (each shard clears its own at its next epoch).
+    ``shard_w[j]`` is shard ``j``'s weight matrix (shard 0: the model's),
+    ``slots[j]``, ``touched[j]`` and ``n_touched[j]`` its overlay (see
+    :func:`perceptron_epoch_shard`).  Every row some shard updated is mixed
+    once: ``shard_w[j][f] := float32(sum_j shard_w[j][f] / n)`` for every
+    ``j``, summed in float64 in shard order.  (Rows no shard updated are equal
+    in every shard already.)  The overlays are read only.
     """
-    cdef Py_ssize_t n = len(slots), F = U_W.shape[0], K = U_W.shape[1]
-    cdef Py_ssize_t i, j, k, f, r
-    cdef int[::1] sv
+    cdef Py_ssize_t n = len(slots), F, K, i, j, k, f, m = 0, total = 0
+    cdef int[:, ::1] sv
+    cdef int[::1] tv
     cdef float[:, ::1] wv
-    cdef double[:, ::1] pu
-    if not (len(shard_w) == len(pools_u) == n) or not 0 <= owner < n:
-        raise ValueError("mix_shard_rows: one weight matrix, slot array and pool per shard")
-    if not 0 <= n_rows <= rows.shape[0]:
-        raise ValueError("mix_shard_rows: n_rows must be at most len(rows)")
+    if n < 1 or not (len(shard_w) == len(touched) == len(n_touched) == n):
+        raise ValueError("mix_shard_rows: one weight matrix, slot and touched list per shard")
+    if not 0 <= part < n_parts:
+        raise ValueError("mix_shard_rows: part must be in [0, n_parts)")
+    wv = shard_w[0]
+    F, K = wv.shape[0], wv.shape[1]
     for j in range(n):
         sv = slots[j]
         wv = shard_w[j]
-        pu = pools_u[j]
-        if (sv.shape[0] != F or wv.shape[0] != F or wv.shape[1] != K
-                or pu.shape[0] != F or pu.shape[1] != K):
+        tv = touched[j]
+        if (sv.shape[0] != F or sv.shape[1] != 2 or wv.shape[0] != F or wv.shape[1] != K
+                or tv.shape[0] != F or not 0 <= n_touched[j] <= F):
             raise ValueError("mix_shard_rows: shard %d has the wrong shapes" % j)
-    for i in range(n_rows):
-        if not 0 <= rows[i] < F:
-            raise ValueError("mix_shard_rows: row %d out of range" % rows[i])
-    if n_rows == 0:
+        for i in range(n_touched[j]):
+            if not 0 <= tv[i] < F:
+                raise ValueError("mix_shard_rows: row %d out of range" % tv[i])
+        total += n_touched[j]
+    if total == 0:
         return
     cdef int** sp = <int**>malloc(n * sizeof(int*))
     cdef float** wp = <float**>malloc(n * sizeof(float*))
-    cdef double** up = <double**>malloc(n * sizeof(double*))
-    if sp == NULL or wp == NULL or up == NULL:
+    cdef int** tp = <int**>malloc(n * sizeof(int*))
+    cdef Py_ssize_t* nt = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    cdef int* mine = <int*>malloc(total * sizeof(int))
+    if sp == NULL or wp == NULL or tp == NULL or nt == NULL or mine == NULL:
         free(sp)
         free(wp)
-        free(up)
+        free(tp)
+        free(nt)
+        free(mine)
         raise MemoryError()
     for j in range(n):
         sv = slots[j]
         wv = shard_w[j]
-        pu = pools_u[j]
-        sp[j] = &sv[0]
+        tv = touched[j]
+        sp[j] = &sv[0, 0]
         wp[j] = &wv[0, 0]
-        up[j] = &pu[0, 0]
+        tp[j] = &tv[0]
+        nt[j] = n_touched[j]
     cdef double mean, denom = <double>n
     cdef float value
-    cdef double* u0 = &U_W[0, 0]
     cdef bint earlier
-    cdef Py_ssize_t g, ahead = 4           # rows ahead whose memory is prefetched
+    cdef Py_ssize_t g, q, ahead = 4           # rows ahead whose memory is prefetched
     with nogil:
-        for i in range(n_rows):
-            if i + ahead < n_rows:
-                # the rows are scattered (the shard's first-update order): fetch the
-                # weight and sum rows of a later row while this one is mixed
-                g = rows[i + ahead]
+        # this part's rows, each once (the first shard that updated it lists it)
+        for j in range(n):
+            for i in range(nt[j]):
+                f = tp[j][i]
+                if f % n_parts != part:
+                    continue
+                earlier = False
+                for q in range(j):
+                    if sp[q][2 * f + 1] == stamp:
+                        earlier = True
+                        break
+                if not earlier:
+                    mine[m] = <int>f
+                    m += 1
+        for i in range(m):
+            if i + ahead < m:
+                # the rows are scattered: fetch a later row's weights while this one mixes
+                g = mine[i + ahead]
                 for j in range(n):
-                    LC_PREFETCH(&sp[j][g])
                     LC_PREFETCH(&wp[j][g * K])
                     LC_PREFETCH(&wp[j][g * K + K - 1])
-                for k in range(0, K, 8):
-                    LC_PREFETCH(&u0[g * K + k])
-                LC_PREFETCH(&u0[g * K + K - 1])
-            f = rows[i]
-            earlier = False
-            for j in range(owner):
-                if sp[j][f] != 0:
-                    earlier = True
-                    break
-            if earlier:
-                continue
+            f = mine[i]
             for k in range(K):
                 mean = 0.0
                 for j in range(n):
@@ -781,11 +823,109 @@ def mix_shard_rows(Py_ssize_t owner, list shard_w, double[:, ::1] U_W, list slot
                 value = <float>(mean / denom)
                 for j in range(n):
                     wp[j][f * K + k] = value
-            for j in range(n):
-                r = sp[j][f] - 1
-                if r >= 0:
-                    for k in range(K):
-                        u0[f * K + k] += up[j][r * K + k]
     free(sp)
     free(wp)
+    free(tp)
+    free(nt)
+    free(mine)
+
+
+def fold_shard_sums(Py_ssize_t first, Py_ssize_t last, float[:, ::1] W, double[:, ::1] U_W,
+                    list slots, list pools_u, double counter=1.0, float[:, ::1] avg=None,
+                    bint zero_start=False, bint write_sums=True):
+    """The end of a parameter-mixing fit, on emission rows ``first..last-1``:
+    the shards' overlay sums are added to the model's sums in shard order
+    (``U_W[f] += pools_u[j][slots[j][f, 0] - 1]`` for the shards that updated
+    row f; rows no shard updated are not written), and with ``avg`` the
+    averaged weights ``avg[f] = W[f] - U_W[f] / counter`` (as
+    :func:`averaged_weights`, the same bits).  Calls on disjoint row ranges
+    can run in parallel.
+
+    ``zero_start``: the fit started from zero weights and sums, so the rows
+    no shard updated are zero in ``W`` and ``U_W``: they are not read (their
+    averages are written 0, the same bits), and the updated rows of ``U_W``
+    are written without being read.  ``write_sums=False`` (with ``avg``):
+    the averages only, ``U_W`` is read (unless ``zero_start``) but not
+    written (the sums are folded later, by a call with ``write_sums``).
+    """
+    cdef Py_ssize_t n = len(slots), F = W.shape[0], K = W.shape[1], j, k, f, r
+    cdef int[:, ::1] sv
+    cdef double[:, ::1] pu
+    if len(pools_u) != n:
+        raise ValueError("fold_shard_sums: one slot array and pool per shard")
+    if U_W.shape[0] != F or U_W.shape[1] != K:
+        raise ValueError("fold_shard_sums: U_W must have the shape of W")
+    if avg is not None and (avg.shape[0] != F or avg.shape[1] != K):
+        raise ValueError("fold_shard_sums: avg must have the shape of W")
+    if avg is None and not write_sums:
+        raise ValueError("fold_shard_sums: nothing to write (no avg, write_sums=False)")
+    if not 0 <= first <= last <= F:
+        raise ValueError("fold_shard_sums: rows must satisfy 0 <= first <= last <= F")
+    if avg is not None and counter <= 0:
+        raise ValueError("fold_shard_sums: counter must be > 0")
+    for j in range(n):
+        sv = slots[j]
+        pu = pools_u[j]
+        if sv.shape[0] != F or sv.shape[1] != 2 or pu.shape[1] != K:
+            raise ValueError("fold_shard_sums: shard %d has the wrong shapes" % j)
+        for f in range(first, last):
+            if not 0 <= sv[f, 0] <= pu.shape[0]:
+                raise ValueError("fold_shard_sums: slot of row %d out of range" % f)
+    if first == last:
+        return
+    cdef int** sp = <int**>malloc(n * sizeof(int*))
+    cdef double** up = <double**>malloc(n * sizeof(double*))
+    cdef double** rowp = <double**>malloc(n * sizeof(double*))
+    if sp == NULL or up == NULL or rowp == NULL:
+        free(sp)
+        free(up)
+        free(rowp)
+        raise MemoryError()
+    for j in range(n):
+        sv = slots[j]
+        pu = pools_u[j]
+        sp[j] = &sv[0, 0]
+        up[j] = &pu[0, 0] if pu.shape[0] > 0 else NULL
+    cdef double* u
+    cdef const float* w
+    cdef float* a = NULL
+    cdef bint averaging = avg is not None
+    cdef double acc
+    cdef Py_ssize_t m, g, ahead = 8        # rows ahead whose pool rows are prefetched
+    with nogil:
+        for f in range(first, last):
+            if f + ahead < last:
+                # the pool rows are in first-update order, scattered: fetch a later
+                # row's sums while this one is added
+                g = f + ahead
+                for j in range(n):
+                    r = sp[j][2 * g] - 1
+                    if r >= 0:
+                        for k in range(0, K, 8):
+                            LC_PREFETCH(&up[j][r * K + k])
+                        LC_PREFETCH(&up[j][r * K + K - 1])
+            m = 0                                 # the pool rows of f, in shard order
+            for j in range(n):
+                r = sp[j][2 * f] - 1
+                if r >= 0:
+                    rowp[m] = up[j] + r * K
+                    m += 1
+            if averaging:
+                a = &avg[f, 0]
+            if m == 0 and zero_start:             # never updated: zero weights and sums
+                if averaging:
+                    memset(a, 0, K * sizeof(float))
+                continue
+            u = &U_W[f, 0]
+            w = &W[f, 0]
+            for k in range(K):
+                acc = 0.0 if zero_start else u[k]
+                for j in range(m):
+                    acc = acc + rowp[j][k]
+                if write_sums and m > 0:
+                    u[k] = acc
+                if averaging:
+                    a[k] = <float>(w[k] - acc / counter)
+    free(sp)
     free(up)
+    free(rowp)

@@ -929,6 +929,12 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
             derived = all_derived[s]
             if self.n_hash is not None:
                 ids = np.fromiter(map(_stable_hash, derived), dtype=np.int64, count=len(derived))
+            elif fitting and not transforms and c in type_index:
+                # a bare column: its values are the column's types, whose value -> id
+                # dict (first-occurrence order) the column pass built already
+                self._space_index.append(type_index[c][0].copy())
+                self.space_values_.append(list(types))
+                ids = np.arange(len(types), dtype=np.int64)
             elif fitting:
                 # the value -> id dicts are kept: transform after fit needs them
                 space_values, ids = _type_ids(derived, self._space_index)

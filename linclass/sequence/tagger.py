@@ -235,8 +235,9 @@ class SequenceTagger(BaseEstimator):
         are identical for every ``n_jobs``).  Training with ``n_jobs > 1``
         uses iterative parameter mixing (McDonald et al. 2010): each epoch
         the shuffled sentences are cut into ``n_jobs`` shards trained in
-        parallel from the same weights, then the weights (and the averaging
-        sums) are averaged.  The model then depends on ``n_jobs`` (a
+        parallel from the same weights, then the weights are averaged (each
+        shard keeps its averaging sums, scaled by ``1 / n_jobs``, over the
+        fit; they are added to the model's at the end).  The model then depends on ``n_jobs`` (a
         different, equally valid perceptron run: the accuracy is close, the
         weights differ) but not on thread timing: for a fixed
         ``random_state`` it is deterministic.  ``n_jobs=1`` is the plain
@@ -439,6 +440,7 @@ class SequenceTagger(BaseEstimator):
 
     def _grow_weights(self, n_features):
         """Zero rows for features added by partial_fit (weights and their sums)."""
+        self._settle_sums()
         state = self._train_state
         W, U = state["weights"][0], state["sums"][0]
         if n_features > W.shape[0]:
@@ -447,14 +449,17 @@ class SequenceTagger(BaseEstimator):
             state["sums"][0] = np.concatenate([U, np.zeros((extra, U.shape[1]), U.dtype)])
             self.n_features_ = n_features
 
-    def _publish_weights(self, pool=None, n_threads=1):
+    def _publish_weights(self, pool=None, n_threads=1, emission=None):
         """The fitted weights: the lazy averages ``w - u / counter`` (or the
         last weights); the emission matrix in ``n_threads`` row blocks on
-        ``pool``."""
+        ``pool``, or ``emission`` when given (computed already)."""
         state = self._train_state
         out = []
         for w, u in zip(state["weights"], state["sums"]):
-            if self.average:
+            if emission is not None:
+                out.append(emission)
+                emission = None
+            elif self.average:
                 avg = np.empty_like(w)
                 flat = (w.reshape(-1), u.reshape(-1), avg.reshape(-1))
                 if n_threads > 1 and w.size >= 65536:
@@ -473,6 +478,7 @@ class SequenceTagger(BaseEstimator):
         self.emission_, self.transitions_, self.transitions2_, self.start_, self.stop_ = out
 
     def _fit_perceptron(self, Xf, offsets, gold, max_iter):
+        self._settle_sums()
         state = self._train_state
         W, trans, trans2, start, stop = state["weights"]
         U = state["sums"]
@@ -499,7 +505,7 @@ class SequenceTagger(BaseEstimator):
                         order=self.order, counter=state["counter"], binary=binary)
                 else:
                     c, n_sent_err, n_tok_err = self._mixed_epoch(
-                        pool, shards, Xf, offsets, gold, order, binary)
+                        pool, shards, Xf, offsets, gold, order, binary, stamp=epoch + 1)
                 state["counter"] = c
                 stats = {"epoch": len(self.history_) + 1, "sentence_errors": int(n_sent_err),
                          "token_errors": int(n_tok_err),
@@ -514,7 +520,8 @@ class SequenceTagger(BaseEstimator):
                     converged = True
                     break
             self.n_iter_ = len(self.history_)
-            self._publish_weights(pool, n_shards)
+            emission = self._fold_shard_sums(pool, shards) if shards is not None else None
+            self._publish_weights(pool, n_shards, emission)
         finally:
             if pool is not None:
                 pool.shutdown()
@@ -524,20 +531,25 @@ class SequenceTagger(BaseEstimator):
         """Per shard of parameter mixing: its emission weights (shard 0: the
         model's; the others: a private copy, made here, before shard 0 starts
         updating the model's weights; on a new model before its first epoch,
-        zeros calloc'd by the shard's own thread at its first epoch) and its
-        overlay of averaging sums (slot and row lists, a pool of F rows
-        allocated with np.empty, so that only the rows the shard updates take
-        memory)."""
+        zeros calloc'd by the shard's own thread at its first epoch: measured,
+        writing them first costs more than the page faults it saves), its
+        overlay of emission averaging sums, kept over the fit (slot, row and
+        epoch-touched lists, a pool of F rows allocated with np.empty, so that
+        only the rows the shard updates take memory) and its sums of the small
+        arrays (zero)."""
         state = self._train_state
         W = state["weights"][0]
         F, K = W.shape
         zero = bool(state.get("untouched", False))
-        return [{"w": W if j == 0 else (None if zero else W.copy()), "zero": zero and j > 0,
-                 "slot": np.zeros(F, np.int32),
-                 "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K), np.float64),
-                 "n_rows": 0} for j in range(n_shards)]
+        return [{"w": W if j == 0 else (None if zero else W.copy()), "zero": zero,
+                 "zero_start": zero,
+                 "slot": np.zeros((F, 2), np.int32), "rows": np.empty(F, np.int32),
+                 "touched": np.empty(F, np.int32), "pool_u": np.empty((F, K), np.float64),
+                 "n_rows": 0, "n_touched": 0,
+                 "small_u": [np.zeros(u.shape, u.dtype) for u in state["sums"][1:]]}
+                for j in range(n_shards)]
 
-    def _mixed_epoch(self, pool, shards, Xf, offsets, gold, order, binary=-1):
+    def _mixed_epoch(self, pool, shards, Xf, offsets, gold, order, binary=-1, stamp=1):
         """One epoch of iterative parameter mixing (McDonald, Hall, Mann 2010).
 
         The shuffled visit order is cut into ``len(shards)`` contiguous shards;
@@ -546,60 +558,117 @@ class SequenceTagger(BaseEstimator):
         uniform mean of the shards' weights.  Shard 0 trains on the model's
         own emission weights, shards 1.. on private copies (equal to the mixed
         ones between epochs); the small arrays (transitions, start, stop) are
-        private copies mixed whole.  Each shard keeps the averaging sums of
-        the emission rows it updates in a compact overlay
-        (:func:`_sequence.perceptron_epoch_shard`), which also lists those
-        rows: only they are mixed, each by one thread
-        (:func:`_sequence.mix_shard_rows`), in every shard's weights.
-        Averaging stays exact for the mixed trajectory: every shard starts
-        its counter at the epoch's counter and adds ``counter / n * update``
-        to its own sums, which are added to the model's sums in shard order
-        after the epoch; the counter advances by the longest shard.  The
-        result depends on ``n_jobs`` (the shards) and on the seed, never on
-        thread timing: every array entry is written by one thread, sums in a
-        fixed order.
+        private copies mixed whole.  The emission rows some shard updated in
+        the epoch (``stamp``) are listed by the shards' overlays
+        (:func:`_sequence.perceptron_epoch_shard`): only they are mixed, in
+        every shard's weights, by the same threads right after their epochs
+        (a barrier between), rows split by parity
+        (:func:`_sequence.mix_shard_rows`).  Averaging stays exact for the
+        mixed trajectory: every shard starts its counter at the epoch's
+        counter and adds ``counter / n * update`` to its own sums (kept over
+        the fit), which :meth:`_fold_shard_sums` adds to the model's sums in
+        shard order at the end; the counter advances by the longest shard.
+        The result depends on ``n_jobs`` (the shards) and on the seed, never
+        on thread timing: every array entry is written by one thread, sums in
+        a fixed order.
         """
         state = self._train_state
-        weights, sums = state["weights"], state["sums"]
+        weights = state["weights"]
         c0 = state["counter"]
         n_shards = len(shards)
         bounds = np.linspace(0, len(order), n_shards + 1).astype(np.int64)
         scale = 1.0 / n_shards
         small = [[w.copy() for w in weights[1:]] for _ in range(n_shards)]
-        small_sums = [[np.zeros(u.shape, u.dtype) for u in sums[1:]] for _ in range(n_shards)]
+        barrier = threading.Barrier(n_shards)
 
         def run(j):
-            sh, w, u = shards[j], small[j], small_sums[j]
-            if sh["zero"]:                 # calloc'd in this shard's thread (_shard_buffers)
-                sh["w"], sh["zero"] = np.zeros_like(weights[0]), False
-            out = _sequence.perceptron_epoch_shard(
-                sh["w"], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
-                Xf.indices, Xf.data, Xf.indptr, offsets, gold,
-                np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), sh["slot"], sh["rows"],
-                sh["pool_u"], sh["n_rows"], order=self.order, counter=c0, binary=binary,
-                sum_scale=scale)
-            sh["n_rows"] = out[3]
+            sh, w, u = shards[j], small[j], shards[j]["small_u"]
+            try:
+                if sh["zero"]:             # calloc'd in this shard's thread (_shard_buffers)
+                    if j > 0:
+                        sh["w"] = np.zeros_like(weights[0])
+                    sh["zero"] = False
+                out = _sequence.perceptron_epoch_shard(
+                    sh["w"], w[0], u[0], w[1], u[1], w[2], u[2], w[3], u[3],
+                    Xf.indices, Xf.data, Xf.indptr, offsets, gold,
+                    np.ascontiguousarray(order[bounds[j]:bounds[j + 1]]), sh["slot"],
+                    sh["rows"], sh["pool_u"], sh["n_rows"], sh["touched"], stamp,
+                    order=self.order, counter=c0, binary=binary, sum_scale=scale)
+                sh["n_rows"], sh["n_touched"] = out[3], out[4]
+            except BaseException:
+                barrier.abort()
+                raise
+            barrier.wait()                 # every shard's epoch done: mix
+            _sequence.mix_shard_rows(j, n_shards, [sh["w"] for sh in shards],
+                                     [sh["slot"] for sh in shards],
+                                     [sh["touched"] for sh in shards],
+                                     [sh["n_touched"] for sh in shards], stamp)
             return out[:3]
 
-        results = list(pool.map(run, range(n_shards)))
-        shard_w = [sh["w"] for sh in shards]
-        slots = [sh["slot"] for sh in shards]
-        pools_u = [sh["pool_u"] for sh in shards]
-
-        def mix(j):
-            _sequence.mix_shard_rows(j, shard_w, sums[0], slots, pools_u, shards[j]["rows"],
-                                     shards[j]["n_rows"])
-
-        list(pool.map(mix, range(n_shards)))
+        futures = [pool.submit(run, j) for j in range(n_shards)]
+        errors = [f.exception() for f in futures]
+        for e in sorted((e for e in errors if e is not None),
+                        key=lambda e: isinstance(e, threading.BrokenBarrierError)):
+            raise e                        # the shard's own error, not the broken barrier
+        results = [f.result() for f in futures]
         for a in range(1, len(weights)):          # the small arrays: whole, shard order
             mean_w = np.zeros(weights[a].shape, np.float64)
             for w in small:
                 mean_w += w[a - 1]
             weights[a][...] = (mean_w / n_shards).astype(np.float32)
-            for u in small_sums:
-                sums[a] += u[a - 1]
         counter = max(r[0] for r in results)
         return counter, sum(r[1] for r in results), sum(r[2] for r in results)
+
+    def _fold_shard_sums(self, pool, shards):
+        """The end of a parameter-mixing fit: the shards' sums of the small
+        arrays are added to the model's in shard order; with ``average`` the
+        averaged emission weights are computed from the model's emission sums
+        plus the shards' overlays (in ``len(shards)`` row blocks on ``pool``,
+        :func:`_sequence.fold_shard_sums`) and returned, written into the last
+        shard's private weights (without ``average``: those weights).  The
+        overlays are kept in the training state, added to its emission sums
+        only when a later ``partial_fit`` needs them (:meth:`_settle_sums`):
+        a fit alone never writes the dense (F, K) float64 sums."""
+        state = self._train_state
+        weights, sums = state["weights"], state["sums"]
+        for sh in shards:
+            for a in range(1, len(sums)):
+                sums[a] += sh["small_u"][a - 1]
+        W, U = weights[0], sums[0]
+        slots = [sh["slot"] for sh in shards]
+        pools = [sh["pool_u"] for sh in shards]
+        zero_start = bool(shards[0].get("zero_start", False))
+        state["pending_sums"] = (slots, pools, zero_start)
+        # The last shard's private weights are free after the last mixing (the
+        # next fit copies the model's weights again) and their pages are
+        # already faulted in: the published emission matrix is written there
+        # instead of in fresh memory (first touch costs 1-3 ms/MB here).
+        # Without averaging they are the published weights: every shard's
+        # weights equal the model's after a mixing (mix_shard_rows writes the
+        # same mean into each).
+        spare = shards[-1]["w"]
+        shards[-1]["w"] = None
+        if spare is None or spare is W:    # no epoch ran: no private weights
+            spare = W.copy() if not self.average else np.empty_like(W)
+        if not self.average:
+            return spare
+        avg = spare
+        bounds = np.linspace(0, W.shape[0], len(shards) + 1).astype(np.int64)
+        list(pool.map(lambda j: _sequence.fold_shard_sums(
+            int(bounds[j]), int(bounds[j + 1]), W, U, slots, pools, state["counter"], avg,
+            zero_start=zero_start, write_sums=False), range(len(shards))))
+        return avg
+
+    def _settle_sums(self):
+        """Add the overlays a parameter-mixing fit left (:meth:`_fold_shard_sums`)
+        to the training state's emission sums, in shard order."""
+        state = getattr(self, "_train_state", None)
+        pending = state.pop("pending_sums", None) if state is not None else None
+        if pending is not None:
+            slots, pools, zero_start = pending
+            W, U = state["weights"][0], state["sums"][0]
+            _sequence.fold_shard_sums(0, W.shape[0], W, U, slots, pools,
+                                      zero_start=zero_start, write_sums=True)
 
     def _fit_ssvm(self, Xf, offsets, gold):
         from ..structured.chain import fit_chain_ssvm

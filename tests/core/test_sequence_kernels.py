@@ -277,36 +277,47 @@ def _random_chain_problem(rng, n_sent=40, F=30, K=5):
     return indices, data, indptr, offsets, gold
 
 
+def _new_overlay(F, K):
+    return {"slot": np.zeros((F, 2), np.int32), "rows": np.empty(F, np.int32),
+            "touched": np.empty(F, np.int32), "pool_u": np.empty((F, K)), "n_rows": 0,
+            "n_touched": 0}
+
+
 @pytest.mark.parametrize("n_shards", [1, 2, 3])
-def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards):
-    # parameter mixing with the shards' emission sums in compact overlays == each
-    # shard on dense private weights and zero sums, then the float64 mean of the
-    # weights and the sums added in shard order; bit for bit, over several epochs
-    # (the overlays are cleared by the next epoch)
+@pytest.mark.parametrize("zero_start", [False, True])
+def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards, zero_start):
+    # parameter mixing with the shards' emission sums in compact overlays kept over the
+    # fit == each shard on dense private weights and dense sums (zero at the start of
+    # the fit, kept over its epochs), the float64 mean of the weights after each epoch,
+    # and at the end the shards' sums added to the model's in shard order; bit for bit
+    # (weights after every epoch, the fold, the averages)
     from linclass._core import _sequence as core
-    rng = np.random.default_rng(n_shards)
+    rng = np.random.default_rng(n_shards + 10 * zero_start)
     F, K = 30, 5
     indices, data, indptr, offsets, gold = _random_chain_problem(rng, F=F, K=K)
     n_sent = len(offsets) - 1
-    W = rng.normal(size=(F, K)).astype(np.float32)
+    if zero_start:
+        W, U = np.zeros((F, K), np.float32), np.zeros((F, K))
+    else:
+        W, U = rng.normal(size=(F, K)).astype(np.float32), rng.normal(size=(F, K))
     small = [rng.normal(size=(K, K)).astype(np.float32), np.zeros(0, np.float32),
              rng.normal(size=K).astype(np.float32), rng.normal(size=K).astype(np.float32)]
-    U = rng.normal(size=(F, K))
     W_ref, U_ref = W.copy(), U.copy()
-    shards = [{"w": W if j == 0 else W.copy(), "slot": np.zeros(F, np.int32),
-               "rows": np.empty(F, np.int32), "pool_u": np.empty((F, K)), "n_rows": 0}
-              for j in range(n_shards)]
+    shards = [dict(_new_overlay(F, K), w=W if j == 0 else W.copy()) for j in range(n_shards)]
+    dense_u = [np.zeros((F, K)) for _ in range(n_shards)]
     counter = 1.0
     for epoch in range(3):
+        stamp = epoch + 1
         order = rng.permutation(n_sent).astype(np.int32)
         bounds = np.linspace(0, n_sent, n_shards + 1).astype(int)
         dense_w = [W_ref.copy() for _ in range(n_shards)]
-        dense_u = [np.zeros((F, K)) for _ in range(n_shards)]
         counters = []
         for j in range(n_shards):
             part = np.ascontiguousarray(order[bounds[j]:bounds[j + 1]])
             ref_small = [a.copy() for a in small]
             ref_sums = [np.zeros(a.shape) for a in small]
+            before = dense_u[j].copy()
+            w_before = dense_w[j].copy()
             c_ref = core.perceptron_epoch(
                 dense_w[j], dense_u[j], ref_small[0], ref_sums[0], ref_small[1], ref_sums[1],
                 ref_small[2], ref_sums[2], ref_small[3], ref_sums[3], indices, data, indptr,
@@ -317,34 +328,61 @@ def test_overlay_shard_epochs_and_mixing_equal_dense_private_copies(n_shards):
             out = core.perceptron_epoch_shard(
                 sh["w"], got_small[0], got_sums[0], got_small[1], got_sums[1], got_small[2],
                 got_sums[2], got_small[3], got_sums[3], indices, data, indptr, offsets, gold,
-                part, sh["slot"], sh["rows"], sh["pool_u"], sh["n_rows"], counter=counter,
-                sum_scale=1.0 / n_shards)
-            sh["n_rows"] = out[3]
+                part, sh["slot"], sh["rows"], sh["pool_u"], sh["n_rows"], sh["touched"],
+                stamp, counter=counter, sum_scale=1.0 / n_shards)
+            sh["n_rows"], sh["n_touched"] = out[3], out[4]
             assert out[:3] == c_ref
             assert sh["w"].tobytes() == dense_w[j].tobytes()
             for a, b in zip(got_small + got_sums, ref_small + ref_sums):
                 assert a.tobytes() == b.tobytes()
+            # the pool: every row updated so far in the fit, its sums those of the dense run
             rows = sh["rows"][:out[3]]
             assert len(set(rows.tolist())) == out[3]
             assert np.array_equal(np.sort(rows), np.flatnonzero(np.any(dense_u[j] != 0, axis=1)))
-            assert np.array_equal(sh["slot"][rows], np.arange(1, out[3] + 1))
-            assert np.count_nonzero(sh["slot"]) == out[3]
+            assert np.array_equal(sh["slot"][rows, 0], np.arange(1, out[3] + 1))
+            assert np.count_nonzero(sh["slot"][:, 0]) == out[3]
             assert sh["pool_u"][:out[3]].tobytes() == dense_u[j][rows].tobytes()
+            # the epoch's list: the rows this epoch updated, each once, stamped
+            touched = sh["touched"][:out[4]]
+            changed = np.flatnonzero(np.any(dense_u[j] != before, axis=1)
+                                     | np.any(dense_w[j] != w_before, axis=1))
+            assert len(set(touched.tolist())) == out[4]
+            assert set(changed.tolist()) <= set(touched.tolist())
+            assert np.array_equal(np.sort(np.flatnonzero(sh["slot"][:, 1] == stamp)),
+                                  np.sort(touched))
             counters.append(c_ref[0])
         mean = np.zeros((F, K))
         for w in dense_w:
             mean += w
         W_ref = (mean / n_shards).astype(np.float32)
-        for u in dense_u:
-            U_ref += u
-        args = ([sh["w"] for sh in shards], U, [sh["slot"] for sh in shards],
-                [sh["pool_u"] for sh in shards])
-        for j in reversed(range(n_shards)):           # any order: each row has one owner
-            core.mix_shard_rows(j, *args, shards[j]["rows"], shards[j]["n_rows"])
+        args = ([sh["w"] for sh in shards], [sh["slot"] for sh in shards],
+                [sh["touched"] for sh in shards], [sh["n_touched"] for sh in shards], stamp)
+        n_parts = 2
+        for part_id in reversed(range(n_parts)):      # any order: each row has one part
+            core.mix_shard_rows(part_id, n_parts, *args)
         for sh in shards:
             assert sh["w"].tobytes() == W_ref.tobytes()
-        assert U.tobytes() == U_ref.tobytes()
         counter = max(counters)
+    for u in dense_u:
+        U_ref += u
+    avg_ref = np.empty_like(W_ref)
+    core.averaged_weights(W_ref.reshape(-1), U_ref.reshape(-1), counter, avg_ref.reshape(-1))
+    slots, pools = [sh["slot"] for sh in shards], [sh["pool_u"] for sh in shards]
+    # the averages alone (the model's sums not written), in two row blocks
+    avg = np.full_like(W_ref, np.nan)
+    U_before = U.copy()
+    for a, b in ((0, 13), (13, F)):
+        core.fold_shard_sums(a, b, shards[0]["w"], U, slots, pools, counter, avg,
+                             zero_start=zero_start, write_sums=False)
+    assert avg.tobytes() == avg_ref.tobytes()
+    assert U.tobytes() == U_before.tobytes()
+    # then the sums folded (later, as partial_fit does), and both at once
+    core.fold_shard_sums(0, F, shards[0]["w"], U, slots, pools, zero_start=zero_start)
+    assert U.tobytes() == U_ref.tobytes()
+    U2, avg2 = U_before.copy(), np.full_like(W_ref, np.nan)
+    core.fold_shard_sums(0, F, shards[0]["w"], U2, slots, pools, counter, avg2,
+                         zero_start=zero_start)
+    assert U2.tobytes() == U_ref.tobytes() and avg2.tobytes() == avg_ref.tobytes()
 
 
 def test_overlay_kernels_refuse_bad_shapes():
@@ -356,19 +394,41 @@ def test_overlay_kernels_refuse_bad_shapes():
              np.zeros(K)]
     problem = (np.array([0], np.int32), np.ones(1), np.array([0, 1], np.int32),
                np.array([0, 1], np.int64), np.zeros(1, np.int32), np.zeros(1, np.int32))
-    slot, rows = np.zeros(F, np.int32), np.zeros(F, np.int32)
-    pool_u = np.empty((F, K))
-    with pytest.raises(ValueError, match="slot and rows"):
-        core.perceptron_epoch_shard(W, *small, *problem, slot[:-1], rows, pool_u, 0)
-    with pytest.raises(ValueError, match="n_old_rows"):
-        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, F + 1)
-    rows[0] = F
-    with pytest.raises(ValueError, match="outside"):
-        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, 1)
+    ov = _new_overlay(F, K)
+    slot, rows, touched, pool_u = ov["slot"], ov["rows"], ov["touched"], ov["pool_u"]
+    with pytest.raises(ValueError, match="slot must be"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot[:-1], rows, pool_u, 0,
+                                    touched, 1)
+    with pytest.raises(ValueError, match="slot must be"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, 0,
+                                    touched[:-1], 1)
+    with pytest.raises(ValueError, match="n_rows"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, F + 1,
+                                    touched, 1)
+    with pytest.raises(ValueError, match="in use"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, 1, touched, 1)
+    bad = slot.copy()
+    bad[2, 0] = 3                         # row 2 claims pool row 2, beyond n_rows = 1
+    rows[0] = 2
+    with pytest.raises(ValueError, match="inconsistent"):
+        core.perceptron_epoch_shard(W, *small, *problem, bad, rows, pool_u, 1, touched, 1)
+    with pytest.raises(ValueError, match="stamp"):
+        core.perceptron_epoch_shard(W, *small, *problem, slot, rows, pool_u, 0, touched, 0)
+    touched[0] = F
+    with pytest.raises(ValueError, match="out of range"):
+        core.mix_shard_rows(0, 1, [W], [slot], [touched], [1], 1)
+    with pytest.raises(ValueError, match="wrong shapes"):
+        core.mix_shard_rows(0, 1, [W], [slot[:-1]], [touched], [0], 1)
+    with pytest.raises(ValueError, match="one weight matrix"):
+        core.mix_shard_rows(0, 1, [W, W], [slot], [touched], [0], 1)
+    with pytest.raises(ValueError, match="part"):
+        core.mix_shard_rows(2, 2, [W], [slot], [touched], [0], 1)
     U = np.zeros((F, K))
     with pytest.raises(ValueError, match="out of range"):
-        core.mix_shard_rows(0, [W], U, [slot], [pool_u], rows, 1)
-    with pytest.raises(ValueError, match="wrong shapes"):
-        core.mix_shard_rows(0, [W], U, [slot[:-1]], [pool_u], rows, 0)
-    with pytest.raises(ValueError, match="one weight matrix"):
-        core.mix_shard_rows(1, [W], U, [slot], [pool_u], rows, 0)
+        core.fold_shard_sums(0, F, W, U, [bad], [pool_u[:2]])
+    with pytest.raises(ValueError, match="first <= last"):
+        core.fold_shard_sums(0, F + 1, W, U, [slot], [pool_u])
+    with pytest.raises(ValueError, match="nothing to write"):
+        core.fold_shard_sums(0, F, W, U, [slot], [pool_u], write_sums=False)
+    with pytest.raises(ValueError, match="shape of W"):
+        core.fold_shard_sums(0, F, W, U[:-1], [slot], [pool_u])

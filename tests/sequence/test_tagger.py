@@ -248,11 +248,12 @@ def test_partial_fit_epochs_equal_one_fit(ud):
 # -- threads: training by parameter mixing, decoding -------------------------------------
 def _kernel_reference(tagger, X, Y, n_shards, epochs, seed, start=None, state=None):
     """The perceptron by hand on the kernel: sequential (1 shard) or dense parameter
-    mixing (each shard on private dense copies of the mixed weights and zero sums,
-    every shard's sums scaled by 1/n_shards; after each epoch the weights become
-    their float64 mean and the shards' sums are added to the model's, in shard
-    order).  ``start``: the initial weights (default: zeros); ``state``: a training
-    state to continue (weights, sums, counter and visit order, as partial_fit does)."""
+    mixing (each shard on private dense copies of the mixed weights and its own dense
+    sums, zero at the start of the fit and kept over its epochs, scaled by
+    1/n_shards; after each epoch the weights become their float64 mean; at the end
+    of the fit the shards' sums are added to the model's, in shard order).
+    ``start``: the initial weights (default: zeros); ``state``: a training state to
+    continue (weights, sums, counter and visit order, as partial_fit does)."""
     from linclass._core import _sequence
     from linclass.sequence.tagger import _encode_label_sequences
     ref = SequenceTagger(features=tagger.features, max_iter=1)
@@ -269,14 +270,14 @@ def _kernel_reference(tagger, X, Y, n_shards, epochs, seed, start=None, state=No
     if state is not None:
         W, U = [w.copy() for w in state["weights"]], [u.copy() for u in state["sums"]]
         order, counter = state["order"].copy(), state["counter"]
+    shard_sums = [[np.zeros(w.shape) for w in W] for _ in range(n_shards)]
     for _ in range(epochs):
         rng.shuffle(order)
         bounds = np.linspace(0, len(order), n_shards + 1).astype(int)
         if n_shards == 1:
             shards = [(W, U)]
         else:
-            shards = [([w.copy() for w in W], [np.zeros(w.shape) for w in W])
-                      for _ in range(n_shards)]
+            shards = [([w.copy() for w in W], shard_sums[j]) for j in range(n_shards)]
         counters = []
         for j, (w, u) in enumerate(shards):
             counters.append(_sequence.perceptron_epoch(
@@ -290,9 +291,11 @@ def _kernel_reference(tagger, X, Y, n_shards, epochs, seed, start=None, state=No
                 for w, _ in shards:
                     mean += w[a]
                 W[a][...] = (mean / n_shards).astype(np.float32)
-                for _, u in shards:
-                    U[a] += u[a]
         counter = max(counters)
+    if n_shards > 1:
+        for a in range(5):
+            for u in shard_sums:
+                U[a] += u[a]
     avg = np.empty_like(W[0])
     _sequence.averaged_weights(W[0].reshape(-1), U[0].reshape(-1), counter, avg.reshape(-1))
     return avg
@@ -338,12 +341,39 @@ def test_partial_fit_continues_the_mixing_from_the_training_state(ud, n_jobs):
     X, Y = Xtr[:300], Ytr[:300]
     tagger = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=2, random_state=5,
                             n_jobs=n_jobs).fit(X, Y)
+    tagger._settle_sums()           # the overlays a mixing fit leaves, in the sums
     state = {k: (v.copy() if isinstance(v, np.ndarray) else
                  [a.copy() for a in v] if isinstance(v, list) else v)
              for k, v in tagger._train_state.items()}
     tagger.partial_fit(X, Y, max_iter=2)
     reference = _kernel_reference(tagger, X, Y, n_jobs, 2, 5, state=state)
     np.testing.assert_array_equal(tagger.emission_, reference)
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_mixing_fit_publishes_into_a_shard_buffer_it_owns(ud, average):
+    # n_jobs > 1 writes the published emission matrix into the last shard's private
+    # weights: it must own them (no memory shared with the training state), a later
+    # partial_fit must not write into the matrix published before, and without
+    # averaging the published matrix is the model's (mixed) weights
+    (Xtr, Ytr), _ = ud
+    X, Y = Xtr[:300], Ytr[:300]
+    tagger = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=2, random_state=5,
+                            n_jobs=2, average=average).fit(X, Y)
+    first = tagger.emission_
+    kept = first.copy()
+    W = tagger._train_state["weights"][0]
+    assert first.flags.owndata and first.flags.c_contiguous and first.dtype == np.float32
+    assert not np.shares_memory(first, W)
+    if not average:
+        np.testing.assert_array_equal(first, W)
+    tagger.partial_fit(X, Y, max_iter=2)
+    np.testing.assert_array_equal(first, kept)                 # untouched by the next fit
+    assert tagger.emission_ is not first
+    assert not np.shares_memory(tagger.emission_, tagger._train_state["weights"][0])
+    serial = SequenceTagger(features="w[0] suffix2(w[0]) w[-1]", max_iter=4, random_state=5,
+                            n_jobs=1, average=average).fit(X, Y)
+    assert tagger.emission_.shape == serial.emission_.shape
 
 
 def test_decoding_identical_across_n_jobs(ud):
