@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._core import _coordinate_descent, _linear_svm
-from ._common import LinearDecisionMixin, map_threads
+from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
 from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
 from .._validation import check_positive, check_random_state
 from ..base import BaseEstimator, ClassifierMixin
@@ -44,6 +44,12 @@ _NEWTON_RTOL_FACTOR = 0.01
 #: sparse inputs with more features than this have their columns renumbered by
 #: decreasing frequency for ``dual_cd`` (4096 doubles: a 32 KiB L1 data cache)
 _REORDER_MIN_FEATURES = 4096
+#: one-vs-rest ``dual_cd`` solves its problems together, one pass over the rows
+#: serving every class (``_linear_svm.ovr_dual_cd_svc``); False: one after the
+#: other (``dual_cd_svc``), kept for comparisons
+_FUSED_OVR = True
+#: most classes one fused run holds (one bit per class and row)
+_FUSED_MAX_CLASSES = 64
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -409,7 +415,37 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                       % (p + 1, n_problems, int(self.max_iter), int(t)))
             return w, None, int(self.max_iter), 0.0, t, True, None
 
-        results = map_threads(solve, range(n_problems), self.n_jobs)
+        def solve_group(group):
+            """The one-vs-rest problems of ``group`` by one fused dual CD."""
+            alpha = (np.ascontiguousarray(prev_alpha[group].T) if prev_alpha is not None
+                     else np.zeros((n_samples, len(group))))
+            W = np.zeros((n_features + 1, len(group)))
+            n_iter, violation = _linear_svm.ovr_dual_cd_svc(
+                **rows, n_samples=n_samples, n_features=n_features, codes=codes32,
+                positive=group.astype(np.int32), cost=cost, loss=_LOSSES[self.loss],
+                bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=dual_passes,
+                shrinking=bool(self.shrinking), seed=seeds[0], sq_norms=sq_norms)
+            return W, alpha, n_iter, violation
+
+        if self.solver == "dual_cd" and n_problems > 1 and _FUSED_OVR:
+            # one fused pass over the rows per group of classes (a group per
+            # thread); every group draws the same row order from seeds[0], so
+            # problem p's solution does not depend on the grouping
+            codes32 = codes.astype(np.int32)
+            n_groups = max(resolve_n_jobs(self.n_jobs, n_problems),
+                           -(-n_problems // _FUSED_MAX_CLASSES))
+            groups = np.array_split(np.arange(n_problems), n_groups)
+            tasks = []
+            for group, (W, alpha, n_iter, violation) in zip(
+                    groups, map_threads(solve_group, groups, self.n_jobs)):
+                for c, p in enumerate(group):
+                    tasks.append((int(p), np.ascontiguousarray(W[:, c]),
+                                  np.ascontiguousarray(alpha[:, c]), int(n_iter[c]),
+                                  float(violation[c])))
+            results = map_threads(lambda t: finish(t[0], ysign_of(t[0]), *t[1:]), tasks,
+                                  self.n_jobs)
+        else:
+            results = map_threads(solve, range(n_problems), self.n_jobs)
         W = np.vstack([r[0] for r in results])
         self.classes_ = classes
         self.n_features_in_ = n_features
