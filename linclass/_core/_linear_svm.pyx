@@ -364,12 +364,12 @@ cdef extern from *:
                                          Py_ssize_t K, const double* values,
                                          const int* ind, Py_ssize_t nnz)
     {
-        Py_ssize_t m, k, j, off;
+        Py_ssize_t m, k, j, off, n4 = nnz - nnz % 4;
         memset(part, 0, 4 * K * sizeof(double));
         for (m = 0; m < nnz; m++) {
             const double x = values[m];
             const double* row;
-            double* p = part + (m & 3) * K;
+            double* p = part + (m < n4 ? (m & 3) * K : 0);
             if (ind != NULL && m + LINCLASS_SVM_AHEAD < nnz) {
                 const double* ahead = W + (Py_ssize_t)ind[m + LINCLASS_SVM_AHEAD] * K;
                 for (off = 0; off < K; off += 8)
@@ -398,31 +398,49 @@ cdef extern from *:
             acc[k] = (part[k] + part[K + k]) + (part[2 * K + k] + part[3 * K + k]);
     }
 
-    /* the same sums for the n_lanes lanes listed in `lanes` only */
+    /* the same sums for the n_lanes lanes listed in `lanes` only: one walk
+       over the row per lane (the row stays in L1), four running sums as
+       `row_dot_split` (entry m < n4 into sum m % 4, the tail into sum 0); the
+       first walk prefetches every lane's weight 8 entries ahead */
     static void linclass_svm_ovr_margins_some(double* acc, double* part, const double* W,
                                               Py_ssize_t K, const int* lanes,
                                               Py_ssize_t n_lanes, const double* values,
                                               const int* ind, Py_ssize_t nnz)
     {
-        Py_ssize_t m, c, j;
-        memset(part, 0, 4 * n_lanes * sizeof(double));
-        for (m = 0; m < nnz; m++) {
-            const double x = values[m];
-            const double* row;
-            double* p = part + (m & 3) * n_lanes;
-            if (ind != NULL && m + LINCLASS_SVM_AHEAD < nnz) {
-                const double* ahead = W + (Py_ssize_t)ind[m + LINCLASS_SVM_AHEAD] * K;
-                for (c = 0; c < n_lanes; c++)
-                    LINCLASS_SVM_PREFETCH(ahead + lanes[c]);
+        Py_ssize_t m, c, e, n4 = nnz - nnz % 4;
+        (void)part;
+        for (c = 0; c < n_lanes; c++) {
+            const double* w = W + lanes[c];
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+            if (ind == NULL) {
+                for (m = 0; m < n4; m += 4) {
+                    s0 += values[m] * w[m * K];
+                    s1 += values[m + 1] * w[(m + 1) * K];
+                    s2 += values[m + 2] * w[(m + 2) * K];
+                    s3 += values[m + 3] * w[(m + 3) * K];
+                }
+                for (; m < nnz; m++)
+                    s0 += values[m] * w[m * K];
+            } else {
+                for (m = 0; m < n4; m += 4) {
+                    if (c == 0 && m + LINCLASS_SVM_AHEAD + 4 <= nnz) {
+                        for (e = m + LINCLASS_SVM_AHEAD; e < m + LINCLASS_SVM_AHEAD + 4; e++) {
+                            const double* ahead = W + (Py_ssize_t)ind[e] * K;
+                            Py_ssize_t cc;
+                            for (cc = 0; cc < n_lanes; cc++)
+                                LINCLASS_SVM_PREFETCH(ahead + lanes[cc]);
+                        }
+                    }
+                    s0 += values[m] * w[(Py_ssize_t)ind[m] * K];
+                    s1 += values[m + 1] * w[(Py_ssize_t)ind[m + 1] * K];
+                    s2 += values[m + 2] * w[(Py_ssize_t)ind[m + 2] * K];
+                    s3 += values[m + 3] * w[(Py_ssize_t)ind[m + 3] * K];
+                }
+                for (; m < nnz; m++)
+                    s0 += values[m] * w[(Py_ssize_t)ind[m] * K];
             }
-            j = (ind == NULL) ? m : ind[m];
-            row = W + j * K;
-            for (c = 0; c < n_lanes; c++)
-                p[c] += x * row[lanes[c]];
+            acc[lanes[c]] = (s0 + s1) + (s2 + s3);
         }
-        for (c = 0; c < n_lanes; c++)
-            acc[lanes[c]] = (part[c] + part[n_lanes + c])
-                + (part[2 * n_lanes + c] + part[3 * n_lanes + c]);
     }
 
     /* W[j, k] += step[k] x_j for every stored j and every lane (a lane with
@@ -455,19 +473,22 @@ cdef extern from *:
         }
     }
 
-    /* the same for the listed lanes only */
+    /* the same for the listed lanes only, one walk over the row per lane */
     static void linclass_svm_ovr_axpy_some(double* W, Py_ssize_t K, const double* values,
                                            const int* ind, Py_ssize_t nnz, const double* step,
                                            const int* lanes, Py_ssize_t n_lanes)
     {
-        Py_ssize_t m, c, j;
-        for (m = 0; m < nnz; m++) {
-            const double x = values[m];
-            double* row;
-            j = (ind == NULL) ? m : ind[m];
-            row = W + j * K;
-            for (c = 0; c < n_lanes; c++)
-                row[lanes[c]] += step[lanes[c]] * x;
+        Py_ssize_t m, c;
+        for (c = 0; c < n_lanes; c++) {
+            double* w = W + lanes[c];
+            const double a = step[lanes[c]];
+            if (ind == NULL) {
+                for (m = 0; m < nnz; m++)
+                    w[m * K] += a * values[m];
+            } else {
+                for (m = 0; m < nnz; m++)
+                    w[(Py_ssize_t)ind[m] * K] += a * values[m];
+            }
         }
     }
     """

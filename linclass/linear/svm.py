@@ -435,18 +435,23 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             n_groups = max(resolve_n_jobs(self.n_jobs, n_problems),
                            -(-n_problems // _FUSED_MAX_CLASSES))
             groups = np.array_split(np.arange(n_problems), n_groups)
+            # one problem per row (the Newton finish works in place on them)
+            W_all = np.empty((n_problems, n_features + 1))
+            alpha_all = np.empty((n_problems, n_samples))
             tasks = []
             for group, (W, alpha, n_iter, violation) in zip(
                     groups, map_threads(solve_group, groups, self.n_jobs)):
-                for c, p in enumerate(group):
-                    tasks.append((int(p), np.ascontiguousarray(W[:, c]),
-                                  np.ascontiguousarray(alpha[:, c]), int(n_iter[c]),
-                                  float(violation[c])))
-            results = map_threads(lambda t: finish(t[0], ysign_of(t[0]), *t[1:]), tasks,
-                                  self.n_jobs)
+                W_all[group] = W.T
+                alpha_all[group] = alpha.T
+                tasks.extend((int(p), int(n_iter[c]), float(violation[c]))
+                             for c, p in enumerate(group))
+            results = map_threads(
+                lambda t: finish(t[0], ysign_of(t[0]), W_all[t[0]], alpha_all[t[0]], t[1], t[2]),
+                tasks, self.n_jobs)
         else:
             results = map_threads(solve, range(n_problems), self.n_jobs)
-        W = np.vstack([r[0] for r in results])
+        W = (W_all if self.solver == "dual_cd" and n_problems > 1 and _FUSED_OVR
+             else np.vstack([r[0] for r in results]))
         self.classes_ = classes
         self.n_features_in_ = n_features
         # renumbered columns (see _frequency_ordered_rows): back to the input's order
@@ -455,7 +460,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.intercept_ = W[:, -1] * bias
         self.n_iter_ = int(max(r[2] for r in results))
         if self.solver == "dual_cd":
-            self.dual_coef_ = np.vstack([r[1] for r in results])
+            self.dual_coef_ = (alpha_all if n_problems > 1 and _FUSED_OVR
+                               else np.vstack([r[1] for r in results]))
             self.dual_objective_ = np.array([svm_dual_objective(r[6], r[1], cost, self.loss)
                                              for r in results])
             if not all(r[5] for r in results):
