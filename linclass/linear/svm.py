@@ -50,6 +50,11 @@ _REORDER_MIN_FEATURES = 4096
 _FUSED_OVR = True
 #: most classes one fused run holds (one bit per class and row)
 _FUSED_MAX_CLASSES = 64
+#: a class leaves the fused run and finishes alone once fewer than this
+#: fraction of the rows are active in it (small active sets stay in cache when
+#: solved one class at a time: 20 Newsgroups hinge, loaded CPU time 22.7 s all
+#: fused, 10.0 s per class, 8.3 s with 0.2)
+_FUSED_HANDOVER = 0.2
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -424,7 +429,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 **rows, n_samples=n_samples, n_features=n_features, codes=codes32,
                 positive=group.astype(np.int32), cost=cost, loss=_LOSSES[self.loss],
                 bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=dual_passes,
-                shrinking=bool(self.shrinking), seed=seeds[0], sq_norms=sq_norms)
+                shrinking=bool(self.shrinking), seed=seeds[0], sq_norms=sq_norms,
+                handover=_FUSED_HANDOVER)
             return W, alpha, n_iter, violation
 
         if self.solver == "dual_cd" and n_problems > 1 and _FUSED_OVR:

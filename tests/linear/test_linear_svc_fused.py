@@ -29,7 +29,7 @@ def _blobs(n=260, d=14, k=9, seed=0, spread=2.5, density=0.6):
 
 
 def _fused(X, y, classes, loss, C=1.0, tol=1e-8, max_iter=20000, shrinking=True, seed=7,
-           alpha=None, bias=1.0, cost=None):
+           alpha=None, bias=1.0, cost=None, handover=0.0):
     n, d = X.shape
     rows = kernel_rows(sp.csr_matrix(X) if sp.issparse(X) else np.ascontiguousarray(X))
     cost = np.full(n, C) if cost is None else cost
@@ -41,7 +41,7 @@ def _fused(X, y, classes, loss, C=1.0, tol=1e-8, max_iter=20000, shrinking=True,
         **rows, n_samples=n, n_features=d, codes=y.astype(np.int32),
         positive=np.asarray(classes, dtype=np.int32), cost=cost, loss=LOSS[loss], bias=bias,
         W=W, alpha=alpha, tol=tol, max_iter=max_iter, shrinking=shrinking, seed=seed,
-        sq_norms=norms)
+        sq_norms=norms, handover=handover)
     return W, alpha, n_iter, viol
 
 
@@ -69,12 +69,14 @@ def _kkt_spread(Xd, ysign, w, alpha, cost, loss):
 @pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("shrinking", [True, False])
-def test_each_column_is_its_binary_optimum(loss, sparse, shrinking):
+@pytest.mark.parametrize("handover", [0.0, 0.5])
+def test_each_column_is_its_binary_optimum(loss, sparse, shrinking, handover):
     X, y = _blobs(seed=1)
     Xf = sp.csr_matrix(X) if sparse else X
     C = 2.0
     cost = np.full(len(y), C)
-    W, alpha, n_iter, viol = _fused(Xf, y, range(9), loss, C=C, shrinking=shrinking)
+    W, alpha, n_iter, viol = _fused(Xf, y, range(9), loss, C=C, shrinking=shrinking,
+                                    handover=handover)
     assert np.all(viol <= 1e-8) and np.all(n_iter < 20000) and np.all(n_iter > 1)
     for k in range(9):
         ysign = np.where(y == k, 1.0, -1.0)
@@ -91,14 +93,18 @@ def test_each_column_is_its_binary_optimum(loss, sparse, shrinking):
 
 @pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_a_class_gives_the_same_bits_in_any_group(loss, sparse):
+@pytest.mark.parametrize("handover", [0.0, 0.3])
+def test_a_class_gives_the_same_bits_in_any_group(loss, sparse, handover):
     """9 classes together (vector lanes, a scalar lane, the few-lanes path once
-    most variables are shrunk), in two groups, and each alone."""
+    most variables are shrunk, classes handed over to finish alone), in two
+    groups, and each alone."""
     X, y = _blobs(seed=2)
     Xf = sp.csr_matrix(X) if sparse else X
-    W, alpha, n_iter, viol = _fused(Xf, y, range(9), loss, tol=1e-6, max_iter=300)
+    W, alpha, n_iter, viol = _fused(Xf, y, range(9), loss, tol=1e-6, max_iter=300,
+                                    handover=handover)
     for group in ([0, 1, 2, 3], [4, 5, 6, 7, 8], [3], [8], [6, 2]):
-        Wg, ag, ng, vg = _fused(Xf, y, group, loss, tol=1e-6, max_iter=300)
+        Wg, ag, ng, vg = _fused(Xf, y, group, loss, tol=1e-6, max_iter=300,
+                                handover=handover)
         np.testing.assert_array_equal(Wg, W[:, group])
         np.testing.assert_array_equal(ag, alpha[:, group])
         np.testing.assert_array_equal(ng, n_iter[group])
@@ -134,6 +140,8 @@ def test_bad_shapes_raise():
         _fused(X, y, list(range(3)) * 22, "hinge")                   # 66 > 64 lanes
     with pytest.raises(ValueError, match="inconsistent"):
         _fused(X, y, [0, 1], "hinge", alpha=np.zeros((50, 3)))
+    with pytest.raises(ValueError, match="handover"):
+        _fused(X, y, [0, 1], "hinge", handover=1.5)
     with pytest.raises(ValueError, match="loss"):
         rows = kernel_rows(X)
         _linear_svm.ovr_dual_cd_svc(
