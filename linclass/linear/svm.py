@@ -168,6 +168,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         dual variables then come from the KKT conditions,
         ``alpha_i = 2 C_i max(0, 1 - s_i w.x_i)`` (LIBLINEAR switches from
         ``-s 1`` to ``-s 2`` the same way, after 300 passes).
+        With more than two classes the one-vs-rest problems share each pass:
+        a row is read once, its margins for all the classes come from one
+        walk over its entries (the weights stored class-minor, each feature's
+        weights adjacent), and every class takes its own step, with its own
+        shrinking and stopping; a class whose active set falls below 20% of
+        the rows finishes alone (its few rows then stay in cache).
         ``"pegasos"``: primal stochastic sub-gradient, ``max_iter`` epochs
         (no convergence test; suited to streaming via ``warm_start``).
     tol : float, default=1e-4
@@ -192,9 +198,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     random_state : None, int or numpy Generator/RandomState
         Order of the coordinates / examples.
     n_jobs : None or int, default=None
-        Threads for the one-vs-rest problems (-1: all CPUs); each problem is
-        seeded by ``random_state`` and its class alone, so the model is the
-        same for every ``n_jobs``.
+        Threads for the one-vs-rest problems (-1: all CPUs).  ``dual_cd``
+        solves the problems together, one pass over the rows serving every
+        class (see ``solver``), the classes split between the threads; every
+        class sees the same row order, drawn from ``random_state``, and its
+        result does not depend on the other classes, so the model is the same
+        for every ``n_jobs``.
     verbose : int, default=0
         > 0: one progress line per binary problem when it is solved (passes,
         projected-gradient spread and dual objective for ``dual_cd``; steps
