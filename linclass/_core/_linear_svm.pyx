@@ -363,47 +363,73 @@ cdef extern from *:
     #endif
     #define LINCLASS_SVM_AHEAD 8
 
-    /* part[(m % 4) * K + k] += x_m W[j_m, k] over the row's entries m, for
-       every lane k; acc[k] = (part0 + part1) + (part2 + part3).  A separate
-       multiply and add per lane (no FMA), so the vector and scalar lanes give
-       the same bits. */
+    /* acc[k] = x_i . W[:, k] for every lane k, summed as `row_dot_split`
+       (entry m < n4 into running sum m % 4, the tail into sum 0, then
+       (s0 + s1) + (s2 + s3)): lanes by blocks of 4, one vector register per
+       running sum, one walk over the row per block (the row stays in L1; the
+       first walk prefetches the K-wide weight rows 8 entries ahead); the
+       remaining lanes one by one.  A separate multiply and add (no FMA), so
+       vector and scalar lanes give the same bits. */
+    #define LINCLASS_SVM_MAC(acc_, x_, p_) do { \
+            linclass_svm_v4d xv_ = {(x_), (x_), (x_), (x_)}, pv_; \
+            memcpy(&pv_, (p_), sizeof(pv_)); \
+            (acc_) += xv_ * pv_; \
+        } while (0)
     LINCLASS_SVM_CLONES
     static void linclass_svm_ovr_margins(double* acc, double* part, const double* W,
                                          Py_ssize_t K, const double* values,
                                          const int* ind, Py_ssize_t nnz)
     {
-        Py_ssize_t m, k, j, off, n4 = nnz - nnz % 4;
-        memset(part, 0, 4 * K * sizeof(double));
-        for (m = 0; m < nnz; m++) {
-            const double x = values[m];
-            const double* row;
-            double* p = part + (m < n4 ? (m & 3) * K : 0);
-            if (ind != NULL && m + LINCLASS_SVM_AHEAD < nnz) {
-                const double* ahead = W + (Py_ssize_t)ind[m + LINCLASS_SVM_AHEAD] * K;
-                for (off = 0; off < K; off += 8)
-                    LINCLASS_SVM_PREFETCH(ahead + off);
-                LINCLASS_SVM_PREFETCH(ahead + K - 1);
-            }
-            j = (ind == NULL) ? m : ind[m];
-            row = W + j * K;
-            k = 0;
+        Py_ssize_t m, k, e, off, kb = 0, n4 = nnz - nnz % 4;
+        (void)part;
     #ifdef LINCLASS_SVM_VEC
-            {
-                const linclass_svm_v4d xv = {x, x, x, x};
-                linclass_svm_v4d pv, rv;
-                for (; k + 4 <= K; k += 4) {
-                    memcpy(&pv, p + k, sizeof(pv));
-                    memcpy(&rv, row + k, sizeof(rv));
-                    pv += xv * rv;
-                    memcpy(p + k, &pv, sizeof(pv));
+        for (; kb + 4 <= K; kb += 4) {
+            linclass_svm_v4d a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, r;
+            const double* Wb = W + kb;
+            if (ind == NULL) {
+                for (m = 0; m < n4; m += 4) {
+                    LINCLASS_SVM_MAC(a0, values[m], Wb + m * K);
+                    LINCLASS_SVM_MAC(a1, values[m + 1], Wb + (m + 1) * K);
+                    LINCLASS_SVM_MAC(a2, values[m + 2], Wb + (m + 2) * K);
+                    LINCLASS_SVM_MAC(a3, values[m + 3], Wb + (m + 3) * K);
                 }
+                for (; m < nnz; m++)
+                    LINCLASS_SVM_MAC(a0, values[m], Wb + m * K);
+            } else {
+                for (m = 0; m < n4; m += 4) {
+                    if (kb == 0 && m + LINCLASS_SVM_AHEAD + 4 <= nnz) {
+                        for (e = m + LINCLASS_SVM_AHEAD; e < m + LINCLASS_SVM_AHEAD + 4; e++) {
+                            const double* ahead = W + (Py_ssize_t)ind[e] * K;
+                            for (off = 0; off < K; off += 8)
+                                LINCLASS_SVM_PREFETCH(ahead + off);
+                            LINCLASS_SVM_PREFETCH(ahead + K - 1);
+                        }
+                    }
+                    LINCLASS_SVM_MAC(a0, values[m], Wb + (Py_ssize_t)ind[m] * K);
+                    LINCLASS_SVM_MAC(a1, values[m + 1], Wb + (Py_ssize_t)ind[m + 1] * K);
+                    LINCLASS_SVM_MAC(a2, values[m + 2], Wb + (Py_ssize_t)ind[m + 2] * K);
+                    LINCLASS_SVM_MAC(a3, values[m + 3], Wb + (Py_ssize_t)ind[m + 3] * K);
+                }
+                for (; m < nnz; m++)
+                    LINCLASS_SVM_MAC(a0, values[m], Wb + (Py_ssize_t)ind[m] * K);
             }
-    #endif
-            for (; k < K; k++)
-                p[k] += x * row[k];
+            r = (a0 + a1) + (a2 + a3);
+            memcpy(acc + kb, &r, sizeof(r));
         }
-        for (k = 0; k < K; k++)
-            acc[k] = (part[k] + part[K + k]) + (part[2 * K + k] + part[3 * K + k]);
+    #endif
+        for (k = kb; k < K; k++) {                 /* the remaining lanes */
+            const double* w = W + k;
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+            for (m = 0; m < n4; m += 4) {
+                s0 += values[m] * w[(ind == NULL ? m : (Py_ssize_t)ind[m]) * K];
+                s1 += values[m + 1] * w[(ind == NULL ? m + 1 : (Py_ssize_t)ind[m + 1]) * K];
+                s2 += values[m + 2] * w[(ind == NULL ? m + 2 : (Py_ssize_t)ind[m + 2]) * K];
+                s3 += values[m + 3] * w[(ind == NULL ? m + 3 : (Py_ssize_t)ind[m + 3]) * K];
+            }
+            for (; m < nnz; m++)
+                s0 += values[m] * w[(ind == NULL ? m : (Py_ssize_t)ind[m]) * K];
+            acc[k] = (s0 + s1) + (s2 + s3);
+        }
     }
 
     /* the same sums for the n_lanes lanes listed in `lanes` only: one walk
