@@ -1,10 +1,3 @@
-# LEAD NOTE TO HELPER svc (delete this comment block before you commit): the fused one-vs-rest
-# dual CD (your lever 1) was ALREADY built and measured at an earlier stop: commits 891a003, eacb3ad,
-# 925af0c, 46f5489, 1aad968, 01b13e7 (`git show 891a003` etc.). Quiet, 20NG quick, 5 paired fits:
-# fused 0.615 s vs one run per problem 0.546 s (n_jobs=2 0.384 vs 0.219 s), so it was removed.
-# Read those commits first; only retry a fused design if you can say why it would beat that one
-# (e.g. K-wide SIMD with W as (d, K) for the first passes only, before shrinking kicks in).
-# Otherwise go to levers 2 and 3, or profile where the per-problem passes lose to liblinear.
 """Linear SVM solvers: dual coordinate descent (binary, L1/L2 loss), the
 Crammer-Singer and Weston-Watkins multi-class duals by block coordinate
 descent, and the Pegasos primal stochastic sub-gradient method.
