@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._core import _coordinate_descent, _linear_svm
-from ._common import LinearDecisionMixin, map_threads
+from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
 from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
 from .._validation import check_positive, check_random_state
 from ..base import BaseEstimator, ClassifierMixin
@@ -44,6 +44,17 @@ _NEWTON_RTOL_FACTOR = 0.01
 #: sparse inputs with more features than this have their columns renumbered by
 #: decreasing frequency for ``dual_cd`` (4096 doubles: a 32 KiB L1 data cache)
 _REORDER_MIN_FEATURES = 4096
+#: one-vs-rest ``dual_cd`` solves its problems together, one pass over the rows
+#: serving every class (``_linear_svm.ovr_dual_cd_svc``); False: one after the
+#: other (``dual_cd_svc``), kept for comparisons
+_FUSED_OVR = True
+#: most classes one fused run holds (one bit per class and row)
+_FUSED_MAX_CLASSES = 64
+#: a class leaves the fused run and finishes alone once fewer than this
+#: fraction of the rows are active in it (small active sets stay in cache when
+#: solved one class at a time: 20 Newsgroups hinge, loaded CPU time 22.7 s all
+#: fused, 10.0 s per class, 8.3 s with 0.2)
+_FUSED_HANDOVER = 0.2
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -157,6 +168,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         dual variables then come from the KKT conditions,
         ``alpha_i = 2 C_i max(0, 1 - s_i w.x_i)`` (LIBLINEAR switches from
         ``-s 1`` to ``-s 2`` the same way, after 300 passes).
+        With more than two classes the one-vs-rest problems share each pass:
+        a row is read once, its margins for all the classes come from one
+        walk over its entries (the weights stored class-minor, each feature's
+        weights adjacent), and every class takes its own step, with its own
+        shrinking and stopping; a class whose active set falls below 20% of
+        the rows finishes alone (its few rows then stay in cache).
         ``"pegasos"``: primal stochastic sub-gradient, ``max_iter`` epochs
         (no convergence test; suited to streaming via ``warm_start``).
     tol : float, default=1e-4
@@ -181,9 +198,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     random_state : None, int or numpy Generator/RandomState
         Order of the coordinates / examples.
     n_jobs : None or int, default=None
-        Threads for the one-vs-rest problems (-1: all CPUs); each problem is
-        seeded by ``random_state`` and its class alone, so the model is the
-        same for every ``n_jobs``.
+        Threads for the one-vs-rest problems (-1: all CPUs).  ``dual_cd``
+        solves the problems together, one pass over the rows serving every
+        class (see ``solver``), the classes split between the threads; every
+        class sees the same row order, drawn from ``random_state``, and its
+        result does not depend on the other classes, so the model is the same
+        for every ``n_jobs``.
     verbose : int, default=0
         > 0: one progress line per binary problem when it is solved (passes,
         projected-gradient spread and dual objective for ``dual_cd``; steps
@@ -409,8 +429,44 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                       % (p + 1, n_problems, int(self.max_iter), int(t)))
             return w, None, int(self.max_iter), 0.0, t, True, None
 
-        results = map_threads(solve, range(n_problems), self.n_jobs)
-        W = np.vstack([r[0] for r in results])
+        def solve_group(group):
+            """The one-vs-rest problems of ``group`` by one fused dual CD."""
+            alpha = (np.ascontiguousarray(prev_alpha[group].T) if prev_alpha is not None
+                     else np.zeros((n_samples, len(group))))
+            W = np.zeros((n_features + 1, len(group)))
+            n_iter, violation = _linear_svm.ovr_dual_cd_svc(
+                **rows, n_samples=n_samples, n_features=n_features, codes=codes32,
+                positive=group.astype(np.int32), cost=cost, loss=_LOSSES[self.loss],
+                bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=dual_passes,
+                shrinking=bool(self.shrinking), seed=seeds[0], sq_norms=sq_norms,
+                handover=_FUSED_HANDOVER)
+            return W, alpha, n_iter, violation
+
+        if self.solver == "dual_cd" and n_problems > 1 and _FUSED_OVR:
+            # one fused pass over the rows per group of classes (a group per
+            # thread); every group draws the same row order from seeds[0], so
+            # problem p's solution does not depend on the grouping
+            codes32 = codes.astype(np.int32)
+            n_groups = max(resolve_n_jobs(self.n_jobs, n_problems),
+                           -(-n_problems // _FUSED_MAX_CLASSES))
+            groups = np.array_split(np.arange(n_problems), n_groups)
+            # one problem per row (the Newton finish works in place on them)
+            W_all = np.empty((n_problems, n_features + 1))
+            alpha_all = np.empty((n_problems, n_samples))
+            tasks = []
+            for group, (W, alpha, n_iter, violation) in zip(
+                    groups, map_threads(solve_group, groups, self.n_jobs)):
+                W_all[group] = W.T
+                alpha_all[group] = alpha.T
+                tasks.extend((int(p), int(n_iter[c]), float(violation[c]))
+                             for c, p in enumerate(group))
+            results = map_threads(
+                lambda t: finish(t[0], ysign_of(t[0]), W_all[t[0]], alpha_all[t[0]], t[1], t[2]),
+                tasks, self.n_jobs)
+        else:
+            results = map_threads(solve, range(n_problems), self.n_jobs)
+        W = (W_all if self.solver == "dual_cd" and n_problems > 1 and _FUSED_OVR
+             else np.vstack([r[0] for r in results]))
         self.classes_ = classes
         self.n_features_in_ = n_features
         # renumbered columns (see _frequency_ordered_rows): back to the input's order
@@ -419,7 +475,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.intercept_ = W[:, -1] * bias
         self.n_iter_ = int(max(r[2] for r in results))
         if self.solver == "dual_cd":
-            self.dual_coef_ = np.vstack([r[1] for r in results])
+            self.dual_coef_ = (alpha_all if n_problems > 1 and _FUSED_OVR
+                               else np.vstack([r[1] for r in results]))
             self.dual_objective_ = np.array([svm_dual_objective(r[6], r[1], cost, self.loss)
                                              for r in results])
             if not all(r[5] for r in results):

@@ -83,7 +83,10 @@ def test_renumbered_newton_finish_equals_input_order(monkeypatch):
     ordered = _fit(X, y, monkeypatch, svm._REORDER_MIN_FEATURES, **params)
     plain = _fit(X, y, monkeypatch, 10**9, **params)
     assert ordered.n_iter_ > svm._NEWTON_AFTER_PASSES      # the Newton finish ran
-    np.testing.assert_allclose(ordered.coef_, plain.coef_, rtol=0, atol=1e-10)
+    # the dual passes give the same bits; the Newton finish sums over the
+    # features (w.p, p.p, CG's inner products) in the column order, so the two
+    # differ by rounding (2e-10 at C = 10 after the fused one-vs-rest passes)
+    np.testing.assert_allclose(ordered.coef_, plain.coef_, rtol=0, atol=1e-9)
     np.testing.assert_allclose(ordered.dual_objective_, plain.dual_objective_, rtol=1e-12)
 
 
