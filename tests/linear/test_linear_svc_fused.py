@@ -247,3 +247,23 @@ def test_defaults_on_20newsgroups_match_liblinear(loss):
         assert -ours.dual_objective_[k] <= g * (1 + 1e-9)
         assert -ours.dual_objective_[k] >= g * (1 - 1e-3)
     assert np.mean(ours.predict(X) == peer.predict(X)) >= 0.995
+
+
+def test_hinge_one_vs_rest_runs_per_class(monkeypatch):
+    """The fused run serves the squared hinge only (the hinge's long runs on
+    small active sets measured faster one class at a time)."""
+    calls = []
+    original = _linear_svm.ovr_dual_cd_svc
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["loss"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_linear_svm, "ovr_dual_cd_svc", spy)
+    X, y = _blobs(n=200, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        LinearSVC(loss="hinge", random_state=0).fit(X, y)
+        assert calls == []
+        LinearSVC(random_state=0).fit(X, y)
+    assert calls == [LOSS["squared_hinge"]]
