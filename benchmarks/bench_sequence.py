@@ -358,7 +358,7 @@ class _ThreadClock:
                ("_sequence", "mix_shard_rows"), ("_sequence", "averaged_weights"),
                ("_sequence", "fold_shard_sums"), ("_features", "_run_block"),
                ("_features", "_remap_block"), ("_features", "_local_pass"),
-               ("_features", "_numbered_rows"))
+               ("_features", "_rows_pass"))
 
     def __enter__(self):
         import threading
@@ -417,7 +417,7 @@ def fit_phases(Xtr, Ytr, n_jobs):
     blocks = clock.worker_max("_run_block", n_jobs)
     remap = clock.worker_max("_remap_block", 1)
     local = clock.worker_max("_local_pass", n_jobs)       # the template-parallel fit pass
-    rows_pass = clock.worker_max("_numbered_rows", n_jobs)   # numbering, rows, adoption
+    rows_pass = clock.worker_max("_rows_pass", n_jobs)
     epochs = clock.worker_max("perceptron_epoch_shard", n_jobs)
     mixing = clock.worker_max("mix_shard_rows", n_jobs)
     tail = [clock.worker_max("averaged_weights", n_jobs),

@@ -18,7 +18,7 @@ averaged weights; with ``n_jobs > 1`` also the ``fold_shard_sums`` calls
 that average the emission rows from the shards' overlays, in the pool's
 threads); with ``n_jobs > 1`` ``shard setup`` (the shards' buffers) and
 ``templates`` (the template pass's thread calls, ``_local_pass`` and
-``_numbered_rows``; the ``featurize`` row is then the main thread's part).  Columns: calls, wall time
+``_rows_pass``; the ``featurize`` row is then the main thread's part).  Columns: calls, wall time
 of the phase (for the pool calls: summed over the calls of the epoch's
 threads, so the wall column of a phase run in 2 threads is about twice its
 elapsed time), and the thread CPU time of the calls (``time.thread_time`` in
@@ -109,7 +109,7 @@ def profile_fit(data, n_jobs):
     wrap(_sequence, "perceptron_epoch", epoch_label)
     wrap(_sequence, "perceptron_epoch_shard", epoch_label)
     wrap(_features, "_local_pass", "templates")
-    wrap(_features, "_numbered_rows", "templates")
+    wrap(_features, "_rows_pass", "templates")
     wrap(_sequence, "mix_shard_rows", "mixing")
     wrap(_sequence, "fold_shard_sums", "averaging")
     original_mixed = SequenceTagger._mixed_epoch

@@ -326,22 +326,13 @@ cdef class KeyTable:
         its key ``l`` getting id ``global_id[offset[g] + l]``: the keys move to
         their global ids and the parts' slot arrays are taken over with their
         ids renumbered (same hashes, same masks: no probing).  Only for an empty
-        table (its empty parts go to the private tables, to be discarded).
-        The same as :meth:`_adopt_begin`, :meth:`_adopt_table` for every table
-        (which may run in parallel), :meth:`_adopt_end`."""
-        cdef Py_ssize_t g
-        self._adopt_begin(tables, owner, global_id, offset)
-        for g in range(len(tables)):
-            self._adopt_table(tables[g], g, owner, global_id, offset)
-        self._adopt_end(tables, owner, offset)
-
-    def _adopt_begin(self, list tables, const int32_t[::1] owner,
-                     const int32_t[::1] global_id, const int64_t[::1] offset):
-        """:meth:`_adopt_parts`' checks, and the room for all the keys."""
-        cdef Py_ssize_t n_tables = len(tables), g, p, total = 0, w = self.width
+        table (its empty parts go to the private tables, to be discarded)."""
+        cdef Py_ssize_t n_tables = len(tables), g, l, p, i, total = 0, w = self.width
         cdef KeyTable t
+        cdef int32_t gi
         cdef int32_t* keys
         cdef uint64_t* hashes
+        cdef Slot* slots
         if self.n_keys != 0:
             raise ValueError("_adopt_parts needs an empty table")
         if owner.shape[0] > self.n_parts or offset.shape[0] != n_tables + 1:
@@ -366,50 +357,27 @@ cdef class KeyTable:
                 raise MemoryError("cannot allocate a feature table of %d keys" % total)
             self.hashes = hashes
             self.key_capacity = total
-
-    def _adopt_table(self, KeyTable t, Py_ssize_t g, const int32_t[::1] owner,
-                     const int32_t[::1] global_id, const int64_t[::1] offset):
-        """Private table ``t`` (number ``g``): its keys copied to their global
-        ids, the ids in its parts' slot arrays renumbered, without the GIL.
-        After :meth:`_adopt_begin`; calls for different tables write disjoint
-        memory (they can run in parallel)."""
-        cdef Py_ssize_t l, p, i, w = self.width, base
-        cdef int32_t gi
-        cdef Slot* slots
-        if not (0 <= g < offset.shape[0] - 1 and t.width == w and t.n_parts == self.n_parts
-                and offset[g + 1] - offset[g] == t.n_keys
-                and offset[offset.shape[0] - 1] == global_id.shape[0] <= self.key_capacity
-                and owner.shape[0] <= t.n_parts):
-            raise ValueError("_adopt_table: inconsistent arrays (call _adopt_begin first)")
-        base = offset[g]
-        with nogil:
-            for l in range(t.n_keys):
-                gi = global_id[base + l]
-                memcpy(&self.keys[<Py_ssize_t>gi * w], &t.keys[l * w], w * sizeof(int32_t))
-                self.hashes[gi] = t.hashes[l]
-            for p in range(owner.shape[0]):
-                if owner[p] != g:
-                    continue
-                slots = t.part_slots[p]
+        for g in range(n_tables):
+            t = tables[g]
+            with nogil:
+                for l in range(t.n_keys):
+                    gi = global_id[offset[g] + l]
+                    memcpy(&self.keys[<Py_ssize_t>gi * w], &t.keys[l * w], w * sizeof(int32_t))
+                    self.hashes[gi] = t.hashes[l]
+        for p in range(owner.shape[0]):
+            t = tables[owner[p]]
+            g = owner[p]
+            slots = t.part_slots[p]
+            with nogil:
                 for i in range(<Py_ssize_t>(t.part_mask[p] + 1)):
                     if slots[i].id >= 0:
-                        slots[i].id = global_id[base + slots[i].id]
-
-    def _adopt_end(self, list tables, const int32_t[::1] owner, const int64_t[::1] offset):
-        """Take over the renumbered parts (:meth:`_adopt_table`): this table's
-        empty parts go to the private tables."""
-        cdef Py_ssize_t p, g
-        cdef KeyTable t
-        cdef Slot* slots
-        for p in range(owner.shape[0]):
-            g = owner[p]
-            t = tables[g]
-            slots = t.part_slots[p]
+                        slots[i].id = global_id[offset[g] + slots[i].id]
+            # swap: this table's empty part goes to the private table
             t.part_slots[p] = self.part_slots[p]
             t.part_mask[p], self.part_mask[p] = self.part_mask[p], t.part_mask[p]
             t.part_keys[p], self.part_keys[p] = self.part_keys[p], t.part_keys[p]
             self.part_slots[p] = slots
-        self.n_keys = offset[len(tables)]
+        self.n_keys = total
 
     def keys_array(self):
         """Copy of the stored keys, shape (n_keys, width), row i = key of id i (int64)."""
@@ -573,22 +541,16 @@ cdef int _extract_local(const int64_t[:, ::1] values, const int64_t[::1] sentenc
                         const int32_t[::1] atom_space, const int32_t[::1] atom_offset,
                         bint pad, KeyTable table, Py_ssize_t width,
                         const int32_t[::1] owner, int32_t g,
-                        int32_t[::1] local, const int64_t[::1] bounds,
-                        int64_t[::1] keys_at, int64_t[::1] nnz_at) noexcept nogil:
+                        int32_t[::1] local) noexcept nogil:
     """The fit pass of the templates ``k`` with ``owner[k] == g`` over all the
     sentences, inserting into ``table`` (private to ``g``): ``local[t *
     n_templates + k]`` = the key's id in ``table`` (its first occurrence in
     token order among these templates), -1 when token ``t`` has no feature of
-    template ``k``.  Entries of other templates are not written.  At each
-    token block start ``bounds[b]`` (non-decreasing, ``len(keys_at)`` of
-    them): ``keys_at[b]``, ``nnz_at[b]`` = the keys in ``table`` and the
-    features these templates gave the tokens before it.  0, or -2 when
-    memory runs out."""
+    template ``k``.  Entries of other templates are not written.  0, or -2
+    when memory runs out."""
     cdef Py_ssize_t n_templates = kind.shape[0]
     cdef Py_ssize_t n_sentences = sentence_ptr.shape[0] - 1
     cdef Py_ssize_t s, t, k, a, j, p, start, end, arity, n_keys
-    cdef Py_ssize_t b = 0, n_marks = keys_at.shape[0]
-    cdef int64_t nnz = 0
     cdef int64_t v, fid
     cdef bint complete
     cdef int64_t* keys = <int64_t*> malloc((n_templates + 1) * width * sizeof(int64_t))
@@ -604,10 +566,6 @@ cdef int _extract_local(const int64_t[:, ::1] values, const int64_t[::1] sentenc
         start = sentence_ptr[s]
         end = sentence_ptr[s + 1]
         for t in range(start, end):
-            while b < n_marks and bounds[b] <= t:
-                keys_at[b] = table.n_keys
-                nnz_at[b] = nnz
-                b += 1
             n_keys = 0
             for k in range(n_templates):
                 if owner[k] != g:
@@ -655,38 +613,25 @@ cdef int _extract_local(const int64_t[:, ::1] values, const int64_t[::1] sentenc
                     free(which)
                     return -2
                 local[t * n_templates + which[j]] = <int32_t>fid
-            nnz += n_keys
-    while b < n_marks:                                  # blocks starting at the end
-        keys_at[b] = table.n_keys
-        nnz_at[b] = nnz
-        b += 1
     free(keys)
     free(hashes)
     free(which)
     return 0
 
 
-cdef int _number_keys(const int32_t[::1] local, Py_ssize_t t0, Py_ssize_t t1,
-                      Py_ssize_t n_templates, const int32_t[::1] owner,
-                      const int64_t[::1] offset, const int64_t[::1] seen0, int64_t n0,
-                      int64_t pos0, int32_t[::1] global_id, int32_t[::1] indptr) noexcept nogil:
+cdef void _number_keys(const int32_t[::1] local, Py_ssize_t n_tokens, Py_ssize_t n_templates,
+                       const int32_t[::1] owner, const int64_t[::1] offset,
+                       int32_t[::1] global_id, int32_t[::1] indptr) noexcept nogil:
     """Global ids in first-occurrence order (token major, template minor: the
-    order of the one-thread pass) of the private tables' keys first seen in
-    tokens t0..t1-1, and their row pointers ``indptr[t0 + 1..t1]``.  The ids
-    of a private table appear in its own first-occurrence order, so its next
-    new key is the first entry equal to its key count; ``seen0[g]``: table
-    ``g``'s keys before token t0, ``n0`` all tables' keys (the next global
-    id), ``pos0`` the features before t0 (``indptr[t0]``).  Calls on
-    different token blocks can run in parallel.  0, or -2 when memory runs out."""
-    cdef Py_ssize_t t, k, i = t0 * n_templates, n_tables = offset.shape[0] - 1
-    cdef int64_t n = n0, pos = pos0
+    order of the one-thread pass) of the private tables' keys, and the row
+    pointers.  The ids of a private table appear in its own first-occurrence
+    order, so its next new key is the first entry equal to its key count."""
+    cdef Py_ssize_t t, k, i = 0, n = 0, pos = 0
     cdef int32_t l, g
-    cdef int64_t* seen = <int64_t*> malloc((n_tables + 1) * sizeof(int64_t))
+    cdef int64_t* seen = <int64_t*> calloc(offset.shape[0], sizeof(int64_t))
     if seen == NULL:
-        return -2
-    for g in range(n_tables):
-        seen[g] = seen0[g]
-    for t in range(t0, t1):
+        return
+    for t in range(n_tokens):
         for k in range(n_templates):
             l = local[i]
             i += 1
@@ -700,7 +645,6 @@ cdef int _number_keys(const int32_t[::1] local, Py_ssize_t t0, Py_ssize_t t1,
                 seen[g] += 1
         indptr[t + 1] = <int32_t>pos
     free(seen)
-    return 0
 
 
 cdef void _global_rows(const int32_t[::1] local, Py_ssize_t t0, Py_ssize_t t1,
@@ -730,11 +674,8 @@ cdef void _global_rows(const int32_t[::1] local, Py_ssize_t t0, Py_ssize_t t1,
 
 
 def _local_pass(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable table,
-                Py_ssize_t width, owner, int32_t g, local, bounds, keys_at, nnz_at):
+                Py_ssize_t width, owner, int32_t g, local):
     cdef int status
-    cdef const int64_t[::1] bd = bounds
-    cdef int64_t[::1] ka = keys_at
-    cdef int64_t[::1] na = nnz_at
     cdef const int64_t[:, ::1] v = vals
     cdef const int64_t[::1] sp = sptr
     cdef const int32_t[::1] kd = knd
@@ -744,8 +685,7 @@ def _local_pass(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable table,
     cdef const int32_t[::1] ow = owner
     cdef int32_t[::1] lo = local
     with nogil:
-        status = _extract_local(v, sp, kd, ap, asp, ao, pad, table, width, ow, g, lo,
-                                bd, ka, na)
+        status = _extract_local(v, sp, kd, ap, asp, ao, pad, table, width, ow, g, lo)
     if status == -2:
         raise MemoryError("out of memory while growing the feature table")
 
@@ -763,55 +703,16 @@ def _rows_pass(local, Py_ssize_t t0, Py_ssize_t t1, Py_ssize_t n_templates, owne
         _global_rows(lo, t0, t1, n_templates, ow, off, gid, ip, ind, dat)
 
 
-def _number_pass(local, Py_ssize_t t0, Py_ssize_t t1, Py_ssize_t n_templates, owner,
-                 offset, seen0, int64_t n0, int64_t pos0, global_id, indptr):
-    cdef const int32_t[::1] lo = local
-    cdef const int32_t[::1] ow = owner
-    cdef const int64_t[::1] off = offset
-    cdef const int64_t[::1] sn = seen0
-    cdef int32_t[::1] gid = global_id
-    cdef int32_t[::1] ip = indptr
-    cdef int status
-    with nogil:
-        status = _number_keys(lo, t0, t1, n_templates, ow, off, sn, n0, pos0, gid, ip)
-    if status == -2:
-        raise MemoryError("out of memory while numbering the features")
-
-
-def _numbered_rows(Py_ssize_t b, barrier, KeyTable table, list tables, local, bounds,
-                   keys_at, nnz_at, Py_ssize_t n_templates, owner, offset, global_id,
-                   indptr, indices, data):
-    """Token block ``b`` of the template-parallel fit after the local passes
-    (one call per thread, :func:`_extract_by_templates`): its keys numbered,
-    then (after ``barrier``: every block numbered) its rows written and
-    sorted, and private table ``b`` renumbered for ``table``."""
-    cdef Py_ssize_t t0 = bounds[b], t1 = bounds[b + 1]
-    try:
-        seen0 = np.ascontiguousarray(keys_at[:, b])
-        _number_pass(local, t0, t1, n_templates, owner, offset, seen0, int(seen0.sum()),
-                     int(nnz_at[:, b].sum()), global_id, indptr)
-    except BaseException:
-        barrier.abort()
-        raise
-    barrier.wait()                          # every key numbered: rows and adoption
-    _rows_pass(local, t0, t1, n_templates, owner, offset, global_id, indptr, indices, data)
-    table._adopt_table(tables[b], b, owner, global_id, offset)
-
-
 def _extract_by_templates(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTable table,
                           Py_ssize_t width, indptr, indices, data, n_jobs,
                           Py_ssize_t n_templates):
     """The fit pass (inserting into the empty ``table``) in ``n_jobs`` threads,
     each running a share of the templates over all the sentences with a
-    private table (the templates' key sets are disjoint: no merge), noting
-    its key and feature counts at the starts of ``n_jobs`` token blocks; then
-    each thread numbers the keys first seen in its token block in the
-    one-thread order (from those counts), and after a barrier writes and
-    sorts its block's rows and renumbers its private table for ``table``,
-    which then takes over the private tables' parts
-    (:meth:`KeyTable._adopt_parts`).  Keys, ids and rows are exactly those
-    of ``n_jobs=1``; returns nnz."""
-    import threading
+    private table (the templates' key sets are disjoint: no merge); then the
+    keys are numbered in the one-thread order (one pass over the local ids),
+    the rows written and sorted in ``n_jobs`` token blocks, and ``table``
+    takes over the private tables' parts (:meth:`KeyTable._adopt_parts`).
+    Keys, ids and rows are exactly those of ``n_jobs=1``; returns nnz."""
     from concurrent.futures import ThreadPoolExecutor
     cdef Py_ssize_t n_tokens = int(np.asarray(sptr)[len(sptr) - 1])
     # templates dealt round robin: the word and POS templates alternate in the
@@ -820,27 +721,27 @@ def _extract_by_templates(vals, sptr, knd, aptr, aspace, aoff, bint pad, KeyTabl
     local = np.empty(n_tokens * n_templates, dtype=np.int32)
     tables = [KeyTable(table.width, table.n_parts, max(1024, n_tokens))
               for _ in range(n_jobs)]
-    bounds = np.linspace(0, n_tokens, n_jobs + 1).astype(np.int64)
-    keys_at = np.zeros((n_jobs, n_jobs), dtype=np.int64)     # [table, block]
-    nnz_at = np.zeros((n_jobs, n_jobs), dtype=np.int64)
+    cdef int32_t[::1] ip = indptr
+    cdef const int32_t[::1] lo = local
+    cdef const int32_t[::1] ow = owner
+    cdef int32_t[::1] gid
+    cdef const int64_t[::1] off
     with ThreadPoolExecutor(n_jobs) as pool:
         list(pool.map(lambda g: _local_pass(vals, sptr, knd, aptr, aspace, aoff, pad,
-                                            tables[g], width, owner, g, local, bounds,
-                                            keys_at[g], nnz_at[g]),
+                                            tables[g], width, owner, g, local),
                       range(n_jobs)))
         offset = np.zeros(n_jobs + 1, dtype=np.int64)
         np.cumsum([len(t) for t in tables], out=offset[1:])
         global_id = np.empty(int(offset[n_jobs]), dtype=np.int32)
-        table._adopt_begin(tables, owner, global_id, offset)
-        barrier = threading.Barrier(n_jobs)
-        futures = [pool.submit(_numbered_rows, b, barrier, table, tables, local, bounds,
-                               keys_at, nnz_at, n_templates, owner, offset, global_id,
-                               indptr, indices, data) for b in range(n_jobs)]
-        errors = [f.exception() for f in futures]
-        for e in sorted((e for e in errors if e is not None),
-                        key=lambda e: isinstance(e, threading.BrokenBarrierError)):
-            raise e                         # the block's own error, not the broken barrier
-    table._adopt_end(tables, owner, offset)
+        gid = global_id
+        off = offset
+        with nogil:
+            _number_keys(lo, n_tokens, n_templates, ow, off, gid, ip)
+        bounds = np.linspace(0, n_tokens, n_jobs + 1).astype(np.int64)
+        list(pool.map(lambda b: _rows_pass(local, int(bounds[b]), int(bounds[b + 1]),
+                                           n_templates, owner, offset, global_id, indptr,
+                                           indices, data), range(n_jobs)))
+    table._adopt_parts(tables, owner, global_id, offset)
     return int(indptr[n_tokens])
 
 
