@@ -693,6 +693,35 @@ def test_template_parallel_fit_equals_one_thread(params, n_jobs):
         assert _same_csr(one.transform(train)[0], many.transform(train)[0])
 
 
+@pytest.mark.parametrize("n_jobs", [2, 3, 5])
+def test_threaded_fit_with_late_keys_equals_one_thread(n_jobs):
+    """The template-parallel fit on a corpus large enough for every thread,
+    with the keys of a tag first seen late in the corpus and tokens with no
+    feature of some templates: the one-thread matrix and keys, bit for bit
+    (synthetic corpus, no data needed)."""
+    rng = np.random.default_rng(3)
+    words = ["w%d" % i for i in range(3000)]
+    tags = ["T%d" % i for i in range(12)]
+    train = []
+    for s in range(900):
+        n = int(rng.integers(1, 25))
+        # a tag that only shows up late in the corpus: its keys start late
+        tag_pool = tags + (["LATE"] if s > 700 else [])
+        train.append([(words[int(rng.zipf(1.3)) % 3000],
+                       tag_pool[int(rng.integers(len(tag_pool)))]) for _ in range(n)])
+    one = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"))
+    many = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_jobs=n_jobs)
+    X1, l1 = one.fit_transform(train)
+    Xn, ln = many.fit_transform(train)
+    assert X1.shape[0] > 2048 * n_jobs                # every thread gets a block
+    assert _same_csr(X1, Xn) and np.array_equal(l1, ln)
+    np.testing.assert_array_equal(one.feature_keys_, many.feature_keys_)
+    np.testing.assert_array_equal(one.feature_counts_, many.feature_counts_)
+    test = train[::7]
+    assert _same_csr(one.transform(test)[0], many.transform(test)[0])
+
+
+
 def test_key_table_adopt_parts_checks_its_input():
     from linclass._core import _features
     table = _features.KeyTable(3, 2)
