@@ -499,6 +499,71 @@ cdef inline void axpy4(double step, const double* values, const int* ind,
         m += 1
 
 
+cdef inline double dot4_unit(const int* ind, Py_ssize_t nnz, const double* v) noexcept nogil:
+    """`dot4` of a sparse row whose stored values are all 1.0: the same sums in
+    the same order without reading the values (``1.0 * x == x`` exactly, so
+    the bits are those of `dot4`)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t m = 0, n4 = nnz - nnz % 4
+    while m < n4:
+        s0 += v[ind[m]]
+        s1 += v[ind[m + 1]]
+        s2 += v[ind[m + 2]]
+        s3 += v[ind[m + 3]]
+        m += 4
+    if m < nnz:
+        s0 += v[ind[m]]
+    if m + 1 < nnz:
+        s1 += v[ind[m + 1]]
+    if m + 2 < nnz:
+        s2 += v[ind[m + 2]]
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void axpy4_unit(double step, const int* ind, Py_ssize_t nnz,
+                            double* v) noexcept nogil:
+    """`axpy4` of a row whose stored values are all 1.0 (``step * 1.0 == step``
+    exactly: the same bits without reading the values)."""
+    cdef Py_ssize_t m = 0, n4 = nnz - nnz % 4
+    while m < n4:
+        v[ind[m]] += step
+        v[ind[m + 1]] += step
+        v[ind[m + 2]] += step
+        v[ind[m + 3]] += step
+        m += 4
+    while m < nnz:
+        v[ind[m]] += step
+        m += 1
+
+
+def dot4_unit_py(const int[::1] ind, const double[::1] v):
+    """`dot4_unit` (for tests)."""
+    if v.shape[0] == 0:
+        raise ValueError("dot4_unit_py: v is empty")
+    if ind.shape[0] == 0:
+        return 0.0
+    if np.any(np.asarray(ind) < 0) or np.any(np.asarray(ind) >= v.shape[0]):
+        raise ValueError("dot4_unit_py: index out of range")
+    return dot4_unit(&ind[0], ind.shape[0], &v[0])
+
+
+cdef bint unit_values(data, bint is_sparse) except -1:
+    """Whether ``data`` holds the stored values of a sparse matrix that are all
+    1.0 (a binary, indicator-feature matrix such as a9a's): the epoch then
+    reads only the column indices (`dot4_unit`, `axpy4_unit`), the same bits
+    with a third of the memory traffic per entry.  Stops at the first other
+    value, so other inputs pay almost nothing for the check."""
+    cdef const double[::1] values
+    cdef Py_ssize_t m
+    if not is_sparse:
+        return False
+    values = data
+    for m in range(values.shape[0]):
+        if values[m] != 1.0:
+            return False
+    return True
+
+
 cdef inline void fold_scale(double* v, double* scale, double* avg_a,
                             Py_ssize_t d) noexcept nogil:
     """v *= scale; A /= scale; scale = 1   (S = U + A v unchanged)"""
@@ -542,14 +607,15 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                    const int* order, const Params* P, double* v, double* U, double* q,
                    double* state, bint averaging, bint compute_loss,
                    double* sum_loss, double* scale_io, bint fold,
-                   bint unit_weight) noexcept nogil:
+                   bint unit_weight, bint unit_x) noexcept nogil:
     """One pass in the order given; returns 0, or 1 when a score is not finite.
 
     The true weights are ``scale_io[0] * v`` on entry and on exit; with
     ``fold`` the scale is folded into ``v`` at the end (``scale_io[0] = 1``),
     otherwise it is carried to the next epoch (one pass over ``v`` saved).
     ``unit_weight``: every weight is 1 (the multiplication by it is skipped,
-    the same bits: ``x * 1.0 == x``)."""
+    the same bits: ``x * 1.0 == x``).  ``unit_x``: X is sparse and its stored
+    values are all 1.0 (`unit_values`): only the column indices are read."""
     cdef Py_ssize_t k, i, j, m, nnz, d = X.n_cols
     cdef const double* values
     cdef const int* ind
@@ -560,10 +626,15 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
     cdef bint l1 = P.l1 > 0.0
     for k in range(X.n_rows):
         i = order[k]
-        if k + 1 < X.n_rows:
-            prefetch_row(X, order[k + 1])
         nnz = rows_get(X, i, &values, &ind)
-        p = scale * dot4(values, ind, nnz, v) + b                    # w @ x_i + b
+        if unit_x:
+            if k + 1 < X.n_rows:
+                LINCLASS_PREFETCH(X.indices + X.indptr[order[k + 1]])
+            p = scale * dot4_unit(ind, nnz, v) + b                   # w @ x_i + b
+        else:
+            if k + 1 < X.n_rows:
+                prefetch_row(X, order[k + 1])
+            p = scale * dot4(values, ind, nnz, v) + b                # w @ x_i + b
         if not isfinite(p):
             status = 1
             break
@@ -606,6 +677,9 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
                     for m in range(nnz):
                         v[m] += step * values[m]                     # w += update x_i
                         U[m] -= c * values[m]                        # U -= A delta
+                elif unit_x:
+                    axpy4_unit(step, ind, nnz, v)                    # w += update x_i
+                    axpy4_unit(-c, ind, nnz, U)                      # U -= A delta
                 else:
                     # two unrolled passes (v and U are distinct arrays: the same
                     # bits as one interleaved pass; U - c x == U + (-c) x exactly)
@@ -614,6 +688,8 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
             elif ind == NULL:
                 for m in range(nnz):
                     v[m] += step * values[m]                         # w += update x_i
+            elif unit_x:
+                axpy4_unit(step, ind, nnz, v)                        # w += update x_i
             else:
                 axpy4(step, values, ind, nnz, v)                     # w += update x_i
             if P.fit_intercept:
@@ -687,13 +763,14 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef double sum_loss = 0.0, one = 1.0
     cdef double* scale_ptr = &one if scale is None else &scale[0]
     cdef bint unit = all_ones(weight)
+    cdef bint unit_x = unit_values(data, is_sparse)
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:
             rng_shuffle32(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss,
-                           scale_ptr, scale is None, unit)
+                           scale_ptr, scale is None, unit, unit_x)
     return status, sum_loss
 
 
@@ -745,6 +822,7 @@ def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef Py_ssize_t e, j, n_epochs = seeds.shape[0], done = 0, no_change = 0
     cdef double sum_loss = 0.0, best = INFINITY, check = 0.0
     cdef bint unit = all_ones(weight), stopped = False
+    cdef bint unit_x = unit_values(data, is_sparse)
     with nogil:
         for e in range(n_epochs):
             rng_seed(&rng, seeds[e])
@@ -753,7 +831,7 @@ def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
             sum_loss = 0.0
             status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0],
                                &avg_sum[0], &l1_q[0], &state[0], averaging, stopping,
-                               &sum_loss, &scale[0], False, unit)
+                               &sum_loss, &scale[0], False, unit, unit_x)
             done += 1
             if status != 0:
                 break

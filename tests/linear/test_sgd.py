@@ -523,3 +523,59 @@ def test_sgd_epochs_stopping_rule_and_fold():
         run(tol=-1.0)
     with pytest.raises(ValueError, match="n_iter_no_change"):
         run(tol=1e-3, n_iter_no_change=0)
+
+
+# ------------------------------- binary (indicator) rows: values not read --
+
+@pytest.mark.parametrize("nnz", [1, 2, 3, 4, 5, 7, 8, 13])
+def test_dot4_unit_equals_dot4_with_unit_values(nnz):
+    rng = np.random.default_rng(nnz)
+    v = rng.normal(size=20) * 10.0 ** rng.integers(-8, 8, size=20)
+    ind = rng.choice(20, size=nnz, replace=False).astype(np.int32)
+    assert _sgd.dot4_unit_py(ind, v) == _sgd.dot4_py(np.ones(nnz), ind, v)
+    with pytest.raises(ValueError, match="index out of range"):
+        _sgd.dot4_unit_py(np.full(nnz, 20, dtype=np.int32), v)
+
+
+def _binary_rows(n=300, d=40, n_classes=2, seed=0):
+    """Indicator features (every stored value 1.0) that carry the class."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=n)
+    P = rng.uniform(0.02, 0.3, size=(n_classes, d))
+    X = (rng.uniform(size=(n, d)) < P[y]).astype(np.float64)
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("params", [dict(loss="hinge"), dict(loss="hinge", average=True),
+                                    dict(loss="log_loss", learning_rate="constant", eta0=0.01,
+                                         average=True),
+                                    dict(loss="hinge", penalty="elasticnet", alpha=1e-2)])
+def test_binary_rows_same_steps_as_sklearn(params):
+    """On a matrix whose stored values are all 1.0 the binary epoch reads only
+    the column indices; its steps are still scikit-learn's."""
+    skl = pytest.importorskip("sklearn.linear_model")
+    X, y = _binary_rows(seed=1)
+    assert np.all(X.data == 1.0)
+    ours = SGDClassifier(shuffle=False, tol=None, max_iter=4, **params).fit(X, y)
+    peer = skl.SGDClassifier(shuffle=False, tol=None, max_iter=4, **params).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, peer.coef_, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(ours.intercept_, peer.intercept_, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("params", [dict(loss="hinge"), dict(loss="logistic", average=True),
+                                    dict(loss="modified_huber", penalty="l1", alpha=1e-3)])
+def test_binary_rows_binary_fits_equal_the_fused_lanes_bit_for_bit(params):
+    """The binary fits take the index-only path (values all 1.0); the fused
+    one-vs-rest kernel reads the values: every lane equals its binary fit bit
+    for bit, so skipping the values changes no bit."""
+    X, y = _binary_rows(n=260, d=37, n_classes=5, seed=2)
+    kw = dict(max_iter=4, tol=None, random_state=3, **params)
+    model = SGDClassifier(**kw).fit(X, y)
+    for c in range(5):
+        ref = SGDClassifier(**kw).fit(X, y == c)
+        np.testing.assert_array_equal(model.coef_[c], ref.coef_[0])
+        assert model.intercept_[c] == ref.intercept_[0]
+    # one stored value other than 1.0 leaves the index-only path: still a fit
+    X2 = X.copy()
+    X2.data[0] = 2.0
+    assert np.all(np.isfinite(SGDClassifier(**kw).fit(X2, y == 0).coef_))
