@@ -547,6 +547,11 @@ def dot4_unit_py(const int[::1] ind, const double[::1] v):
     return dot4_unit(&ind[0], ind.shape[0], &v[0])
 
 
+def csr_unit_values(data, bint is_sparse):
+    """`unit_values` (the ``unit_x`` argument of `sgd_epoch`)."""
+    return unit_values(data, is_sparse)
+
+
 cdef bint unit_values(data, bint is_sparse) except -1:
     """Whether ``data`` holds the stored values of a sparse matrix that are all
     1.0 (a binary, indicator-feature matrix such as a9a's): the epoch then
@@ -732,7 +737,7 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
               double l1_ratio, double intercept_decay, bint fit_intercept,
               bint averaging, double average_start, double[::1] w, double[::1] avg_sum,
               double[::1] l1_q, double[::1] state, bint compute_loss,
-              double[::1] scale=None):
+              double[::1] scale=None, unit_x=None):
     """One SGD epoch over the ``n_samples`` rows, in place on the state arrays.
 
     ``order`` (int32 permutation of the rows, shuffled in place first when
@@ -742,7 +747,10 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     ``state`` the 6 scalars documented in the module.  ``scale`` (length 1):
     the true weights are ``scale[0] * w``; the epoch starts from it and leaves
     its scale there without folding it into ``w`` (call `sgd_fold` before
-    reading ``w``/``avg_sum``); None: start at 1 and fold at the end.  Returns
+    reading ``w``/``avg_sum``); None: start at 1 and fold at the end.
+    ``unit_x``: whether ``data`` is sparse with every stored value 1.0
+    (`csr_unit_values`; None: checked here, a pass over ``data`` for such
+    inputs, which a caller running many epochs saves by passing it).  Returns
     ``(status, sum_loss)``: status 0 ok, 1 diverged (a non-finite score).
     """
     if ysign.shape[0] != n_samples or weight.shape[0] != n_samples \
@@ -763,14 +771,15 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef double sum_loss = 0.0, one = 1.0
     cdef double* scale_ptr = &one if scale is None else &scale[0]
     cdef bint unit = all_ones(weight)
-    cdef bint unit_x = unit_values(data, is_sparse)
+    cdef bint index_only = (unit_values(data, is_sparse) if unit_x is None
+                            else (bool(unit_x) and is_sparse))
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:
             rng_shuffle32(&rng, &order[0], n_samples)
         status = run_epoch(&X, &ysign[0], &weight[0], &order[0], &P, &w[0], &avg_sum[0],
                            &l1_q[0], &state[0], averaging, compute_loss, &sum_loss,
-                           scale_ptr, scale is None, unit, unit_x)
+                           scale_ptr, scale is None, unit, index_only)
     return status, sum_loss
 
 

@@ -512,11 +512,12 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 if status != 0:
                     return [(epochs, False, True)]
                 return [(epochs, tol is None or stopped, False)]
+            unit_x = _sgd.csr_unit_values(rows["data"], rows["is_sparse"])
             for epoch in range(n_epochs):
                 status, sum_loss = _sgd.sgd_epoch(
                     **common, ysign=ysign, order=order, seed=int(seeds[epoch]),
                     w=state.w, avg_sum=state.avg_sum, l1_q=state.l1_q,
-                    state=state.scalars, scale=scale)
+                    state=state.scalars, scale=scale, unit_x=unit_x)
                 epochs += 1
                 if status != 0 or (early and fold()):
                     fold()

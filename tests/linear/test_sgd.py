@@ -579,3 +579,32 @@ def test_binary_rows_binary_fits_equal_the_fused_lanes_bit_for_bit(params):
     X2 = X.copy()
     X2.data[0] = 2.0
     assert np.all(np.isfinite(SGDClassifier(**kw).fit(X2, y == 0).coef_))
+
+
+@pytest.mark.parametrize("loss,averaging,l1_ratio", [(0, False, 0.0), (2, True, 0.0),
+                                                     (6, True, 0.15)])
+def test_index_only_epoch_equals_the_epoch_reading_the_values(loss, averaging, l1_ratio):
+    """`sgd_epoch` with ``unit_x`` True (index-only) and False (values read)
+    on the same indicator rows: the same bits; None detects it."""
+    X, y = _binary_rows(n=180, d=23, seed=4)
+    args = _kernel_args(X, y, loss, averaging, l1_ratio)
+    assert _sgd.csr_unit_values(args["data"], True)
+    assert not _sgd.csr_unit_values(args["data"], False)        # dense: never
+    d = X.shape[1]
+    out = []
+    for unit_x in (False, True, None):
+        w, U, q = np.zeros(d), np.zeros(d if averaging else 1), np.zeros(d if l1_ratio else 1)
+        state = np.array([1.0, 0, 0, 0, 0, 0])
+        order = np.arange(X.shape[0], dtype=np.int32)
+        for seed in (1, 2, 3):
+            status, loss_sum = _sgd.sgd_epoch(**args, order=order, seed=seed, w=w,
+                                              avg_sum=U, l1_q=q, state=state,
+                                              compute_loss=True, unit_x=unit_x)
+            assert status == 0
+        out.append((w, U, q, state, loss_sum))
+    for ref in out[1:]:
+        for a, b in zip(out[0], ref):
+            np.testing.assert_array_equal(a, b)
+    X2 = X.copy()
+    X2.data[-1] = 0.5
+    assert not _sgd.csr_unit_values(X2.data, True)
