@@ -120,8 +120,15 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
                                Py_ssize_t last_full0=0,
                                Py_ssize_t unshrink_after0=UNSHRINK_PASSES,
                                double PGmax_old0=INFINITY,
-                               double PGmin_old0=-INFINITY) noexcept nogil:
+                               double PGmin_old0=-INFINITY,
+                               double relax=1.0) noexcept nogil:
     """Dual CD passes until max PG - min PG <= tol on all variables; returns passes.
+
+    Each step moves ``relax`` times the exact minimiser along the coordinate
+    (then clips to the box): 1 is plain coordinate descent, 1 < relax < 2 the
+    projected successive over-relaxation of Mangasarian & Musicant (1999),
+    which converges for any relax in (0, 2) and, on the squared hinge's
+    unbounded duals, needs fewer passes (see ``dual_cd_svc``).
 
     The next rows of the permutation are prefetched (their DualVar and CSR
     extent PREFETCH_AHEAD visits ahead, their entries two visits ahead).
@@ -190,7 +197,7 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
                 PGmin_new = PG
             if fabs(PG) > 1e-12:
                 old = v.alpha
-                a_new = old - G / v.QD                             # Newton step, then clip
+                a_new = old - relax * G / v.QD         # (relaxed) Newton step, then clip
                 if a_new < 0.0:
                     a_new = 0.0
                 elif a_new > v.upper:
@@ -228,7 +235,7 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                 Py_ssize_t n_features, const double[::1] ysign, const double[::1] cost,
                 int loss, double bias, double[::1] w, double[::1] alpha, double tol,
                 Py_ssize_t max_iter, bint shrinking, unsigned long long seed,
-                const double[::1] sq_norms=None):
+                const double[::1] sq_norms=None, double relax=1.0):
     """Binary linear SVM by dual coordinate descent, in place on ``w``/``alpha``.
 
     ``ysign`` is +-1 per sample, ``cost`` the per-sample C (C x class weight x
@@ -238,6 +245,10 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     rebuilt from ``alpha`` (the warm start) before the first pass.
     ``sq_norms``: ``x_i . x_i`` per sample (:func:`row_sq_norms`, computed
     once for all the one-vs-rest problems of a fit), else computed here.
+    ``relax`` in (0, 2): the step is ``relax`` times the exact coordinate
+    minimiser, clipped to the box (projected SOR, Mangasarian & Musicant
+    1999; 1 = plain coordinate descent).  The stopping test is unchanged (it
+    reads the projected gradient before the step).
 
     Returns (n_passes, max_violation).
     """
@@ -247,6 +258,8 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
         raise ValueError("dual_cd_svc: inconsistent array shapes")
     if loss != 1 and loss != 2:
         raise ValueError("loss must be 1 or 2")
+    if not 0.0 < relax < 2.0:
+        raise ValueError("relax must be in (0, 2), got %r" % (relax,))
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
     var_arr = np.empty(n_samples * 4)                  # DualVar[n_samples]
     index_arr = np.empty(n_samples, dtype=np.int32)
@@ -286,7 +299,8 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
             var[i].QD = sq + bias * bias + var[i].diag        # Q_ii + D_ii
         binary_rebuild_w(&X, &ysign[0], &alpha[0], bias, &w[0])
         n_iter = binary_dual_cd(&X, &ysign[0], var, bias, &w[0], &index[0], n_active, tol,
-                                max_iter, shrinking, &rng, &violation)
+                                max_iter, shrinking, &rng, &violation, 0, -1, 0,
+                                UNSHRINK_PASSES, INFINITY, -INFINITY, relax)
         for i in range(n_samples):
             alpha[i] = var[i].alpha
     return n_iter, violation
@@ -562,7 +576,8 @@ cdef void ovr_dual_cd(const Rows* X, const int* positive, Py_ssize_t K,
                       const RowVar* var, double bias, double* W, double* alpha,
                       uint64_t* mask, int* index, int* live, Py_ssize_t n_active_all, double tol,
                       Py_ssize_t max_iter, bint shrinking, Rng* rng, ClassState* cls,
-                      double* buf, int* lanes, double handover) noexcept nogil:
+                      double* buf, int* lanes, double handover,
+                      double relax=1.0) noexcept nogil:
     """Dual CD passes for the K problems until each has max PG - min PG <= tol
     on all its variables or max_iter passes; W is (d + 1, K), alpha (n, K).
     ``buf`` has room for 7 K doubles, ``lanes`` for 2 K ints.
@@ -680,7 +695,7 @@ cdef void ovr_dual_cd(const Rows* X, const int* positive, Py_ssize_t K,
                     st.PGmin_new = PG
                 if fabs(PG) > 1e-12:
                     old = a_i[k]
-                    a_new = old - G / v.QD                       # Newton step, then clip
+                    a_new = old - relax * G / v.QD     # (relaxed) Newton step, then clip
                     if a_new < 0.0:
                         a_new = 0.0
                     elif a_new > v.upper:
@@ -734,7 +749,7 @@ cdef void ovr_finish_alone(const Rows* X, const int* positive, Py_ssize_t K, Py_
                            const uint64_t* mask, const int* index, Py_ssize_t n_active_all,
                            double tol, Py_ssize_t max_iter, bint shrinking,
                            uint64_t seed, ClassState* st, DualVar* dv, double* ysign,
-                           int* index_k, double* w) noexcept nogil:
+                           int* index_k, double* w, double relax=1.0) noexcept nogil:
     """Class k, handed over by `ovr_dual_cd`, to the end by `binary_dual_cd`
     from where it left (its active rows first in ``index_k``, its thresholds
     and schedule), with its own permutations (seeded by ``seed`` and its class
@@ -765,7 +780,7 @@ cdef void ovr_finish_alone(const Rows* X, const int* positive, Py_ssize_t K, Py_
             n_all += 1
     st.n_iter = binary_dual_cd(X, ysign, dv, bias, w, index_k, n_active_all, tol, max_iter,
                                shrinking, &rng, &viol, st.n_iter, n_act, st.last_full,
-                               st.unshrink_after, st.PGmax_old, st.PGmin_old)
+                               st.unshrink_after, st.PGmax_old, st.PGmin_old, relax)
     st.violation = viol
     for j in range(d + 1):
         W[j * K + k] = w[j]
@@ -778,7 +793,7 @@ def ovr_dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sampl
                     const double[::1] cost, int loss, double bias, double[:, ::1] W,
                     double[:, ::1] alpha, double tol, Py_ssize_t max_iter, bint shrinking,
                     unsigned long long seed, const double[::1] sq_norms,
-                    double handover=0.0):
+                    double handover=0.0, double relax=1.0):
     """K one-vs-rest binary linear SVMs by one fused dual coordinate descent,
     in place on ``W`` (n_features + 1, K) and ``alpha`` (n_samples, K).
 
@@ -792,6 +807,7 @@ def ovr_dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sampl
     ``handover`` (in [0, 1]): a class whose active rows fall below this
     fraction of all rows (after a pass without a full check) finishes alone
     by :func:`dual_cd_svc`'s solver, from the same state (0: never).
+    ``relax``: the over-relaxation of the steps, as in :func:`dual_cd_svc`.
 
     Returns (n_passes, max_violation), two arrays of K values.
     """
@@ -804,6 +820,8 @@ def ovr_dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sampl
         raise ValueError("loss must be 1 or 2")
     if not 0.0 <= handover <= 1.0:
         raise ValueError("handover must be in [0, 1]")
+    if not 0.0 < relax < 2.0:
+        raise ValueError("relax must be in (0, 2), got %r" % (relax,))
     cdef Rows X = rows_from_views(data, indices, indptr, is_sparse, n_samples, n_features)
     var_arr = np.empty(n_samples * 4)                  # RowVar[n_samples]
     index_arr = np.empty(n_samples, dtype=np.int32)
@@ -872,13 +890,14 @@ def ovr_dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_sampl
             if n_active > 0:
                 ovr_dual_cd(&X, &positive[0], K, var, bias, &W[0, 0],
                             &alpha[0, 0], &mask[0], &index[0], &live[0], n_active, tol,
-                            max_iter, shrinking, &rng, cls, &buf[0], &lanes[0], handover)
+                            max_iter, shrinking, &rng, cls, &buf[0], &lanes[0], handover,
+                            relax)
                 for k in range(K):
                     if cls[k].handed:
                         ovr_finish_alone(&X, &positive[0], K, k, var, bias, &W[0, 0],
                                          &alpha[0, 0], &mask[0], &index[0], n_active, tol,
                                          max_iter, shrinking, seed, &cls[k], dv, &ysign_k[0],
-                                         &live[0], &w_k[0])
+                                         &live[0], &w_k[0], relax)
             for k in range(K):
                 n_iter[k] = cls[k].n_iter if n_active > 0 else 0
                 violation[k] = cls[k].violation if n_active > 0 else 0.0

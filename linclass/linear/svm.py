@@ -11,6 +11,8 @@ References
 ----------
 Hsieh, Chang, Lin, Keerthi & Sundararajan (2008), "A dual coordinate descent
 method for large-scale linear SVM", ICML.
+Mangasarian & Musicant (1999), "Successive overrelaxation for support vector
+machines", IEEE Transactions on Neural Networks 10(5).
 Fan, Chang, Hsieh, Wang & Lin (2008), "LIBLINEAR: A library for large linear
 classification", JMLR 9.
 Yuan, Chang, Hsieh & Lin (2010), "A comparison of optimization methods and
@@ -55,6 +57,16 @@ _FUSED_MAX_CLASSES = 64
 #: solved one class at a time: 20 Newsgroups hinge, loaded CPU time 22.7 s all
 #: fused, 10.0 s per class, 8.3 s with 0.2)
 _FUSED_HANDOVER = 0.2
+#: over-relaxation of the dual CD steps per loss (projected SOR, Mangasarian &
+#: Musicant 1999): each step moves this many times the exact coordinate
+#: minimiser, then clips.  The squared hinge's duals are unbounded above and
+#: most support vectors stay free for many passes, a linear system that
+#: over-relaxation solves in fewer passes (20 Newsgroups, 20 one-vs-rest
+#: problems, tol 1e-4: 3,000 documents 19.1 -> 16.6 row visits per class in
+#: units of nnz(X), all 11,314 documents 15.5 -> 13.7, the summed primal no
+#: higher); the hinge's many variables at the upper bound gain nothing
+#: (a9a: 1000-pass primal slightly higher), so it keeps plain steps
+_RELAX = {"hinge": 1.0, "squared_hinge": 1.2}
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -161,6 +173,10 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     solver : {"dual_cd", "pegasos"}, default="dual_cd"
         ``"dual_cd"``: dual coordinate descent with random permutation and
         shrinking, stopping when the projected-gradient spread is <= ``tol``.
+        With the squared hinge each step is over-relaxed, 1.2 times the exact
+        coordinate minimiser before clipping (projected SOR, Mangasarian &
+        Musicant 1999: the same optimum, fewer passes on its many free
+        variables); the hinge takes the exact steps.
         With the squared hinge, a dual that has not reached ``tol`` after 50
         passes hands its ``w`` to the primal finite Newton method (conjugate
         gradients on the generalised Hessian, exact line search; Keerthi &
@@ -417,7 +433,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
                     tol=float(self.tol), max_iter=dual_passes,
-                    shrinking=bool(self.shrinking), seed=seeds[p], sq_norms=sq_norms)
+                    shrinking=bool(self.shrinking), seed=seeds[p], sq_norms=sq_norms,
+                    relax=_RELAX[self.loss])
                 return finish(p, ysign, w, alpha, n_iter, violation)
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0
@@ -443,7 +460,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 positive=group.astype(np.int32), cost=cost, loss=_LOSSES[self.loss],
                 bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=dual_passes,
                 shrinking=bool(self.shrinking), seed=seeds[0], sq_norms=sq_norms,
-                handover=_FUSED_HANDOVER)
+                handover=_FUSED_HANDOVER, relax=_RELAX[self.loss])
             return W, alpha, n_iter, violation
 
         # the squared hinge only: the hinge's long runs on small active sets are
