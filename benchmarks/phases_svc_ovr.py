@@ -5,7 +5,7 @@ coordinate descent (the default) and linclass's per-class path
 process, interleaved, timed in CPU seconds (``time.process_time``).
 ``--plain`` adds the fused run with plain coordinate steps
 (``linclass.linear.svm._RELAX[loss] = 1.0``; the default over-relaxes the
-squared hinge's steps by 1.2).
+squared hinge's steps by 1.3).
 
 Prints per loss: median CPU seconds of each, ratio = LIBLINEAR / linclass,
 the summed primal objective of the binary problems (the optimum is shared: the
