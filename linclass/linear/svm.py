@@ -70,6 +70,18 @@ _FUSED_HANDOVER = 0.2
 #: comes out higher (3,000 documents: 2903.7171 plain, 2903.7238 at 1.2;
 #: LIBLINEAR 2903.7160), so it keeps plain steps
 _RELAX = {"hinge": 1.0, "squared_hinge": 1.3}
+#: passes between the steps of the dual CD on all its free variables together
+#: (``_linear_svm.dual_cd_svc(subspace_every=)``: five conjugate-gradient steps
+#: on their sub-problem, projected onto the box, exact line search; skipped
+#: when they outnumber half the features).  The hinge spends most of its
+#: passes on a free set that changes little (20 Newsgroups, 3,000 documents,
+#: 20 one-vs-rest problems, tol 1e-4, 3 seeds: CPU 2.69 / 2.81 / 2.68 s ->
+#: 1.65 / 1.78 / 1.66 s, passes 6614 -> 3091 for seed 0, summed primal
+#: 2903.7181 -> 2903.7188 on average, within the seeds' spread of 0.0017;
+#: all 11,314 documents 9.66 -> 6.54 s); the squared hinge's free sets are
+#: already well served by the relaxed steps (there the CG steps cost more
+#: than the passes they save)
+_SUBSPACE_EVERY = {"hinge": 20, "squared_hinge": 0}
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -183,7 +195,11 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         With the squared hinge each step is over-relaxed, 1.3 times the exact
         coordinate minimiser before clipping (projected SOR, Mangasarian &
         Musicant 1999: the same optimum, fewer passes on its many free
-        variables); the hinge takes the exact steps.
+        variables); the hinge takes the exact steps and, every 20 passes, a
+        step on all its free variables (0 < alpha_i < C_i) together: five
+        conjugate-gradient steps on their sub-problem, projected onto the box,
+        with an exact line search (skipped when they outnumber half the
+        features).
         With the squared hinge, a dual that has not reached ``tol`` after 50
         passes hands its ``w`` to the primal finite Newton method (conjugate
         gradients on the generalised Hessian, exact line search; Keerthi &
@@ -441,7 +457,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
                     tol=float(self.tol), max_iter=dual_passes,
                     shrinking=bool(self.shrinking), seed=seeds[p], sq_norms=sq_norms,
-                    relax=_RELAX[self.loss])
+                    relax=_RELAX[self.loss], subspace_every=_SUBSPACE_EVERY[self.loss])
                 return finish(p, ysign, w, alpha, n_iter, violation)
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0
