@@ -51,8 +51,11 @@ def _solve(X, ysign, loss, every, C=1.0, tol=1e-9, max_iter=100000, shrinking=Tr
 @pytest.mark.parametrize("every", [1, 3, 20])
 @pytest.mark.parametrize("shrinking", [True, False])
 @pytest.mark.parametrize("C", [0.3, 5.0])
-def test_free_set_steps_reach_the_optimum(loss, every, shrinking, C):
+@pytest.mark.parametrize("dense", [False, True])
+def test_free_set_steps_reach_the_optimum(loss, every, shrinking, C, dense):
     X, y = _text_like(seed=1)
+    if dense:
+        X = np.ascontiguousarray(X.toarray())
     ysign = np.where(y == 2, 1.0, -1.0)
     cost = np.full(len(y), C)
     w0, a0, _, _ = _solve(X, ysign, loss, 0, C=C, shrinking=shrinking)
