@@ -11,6 +11,8 @@ References
 ----------
 Hsieh, Chang, Lin, Keerthi & Sundararajan (2008), "A dual coordinate descent
 method for large-scale linear SVM", ICML.
+Mangasarian & Musicant (1999), "Successive overrelaxation for support vector
+machines", IEEE Transactions on Neural Networks 10(5).
 Fan, Chang, Hsieh, Wang & Lin (2008), "LIBLINEAR: A library for large linear
 classification", JMLR 9.
 Yuan, Chang, Hsieh & Lin (2010), "A comparison of optimization methods and
@@ -55,6 +57,31 @@ _FUSED_MAX_CLASSES = 64
 #: solved one class at a time: 20 Newsgroups hinge, loaded CPU time 22.7 s all
 #: fused, 10.0 s per class, 8.3 s with 0.2)
 _FUSED_HANDOVER = 0.2
+#: over-relaxation of the dual CD steps per loss (projected SOR, Mangasarian &
+#: Musicant 1999): each step moves this many times the exact coordinate
+#: minimiser, then clips.  The squared hinge's duals are unbounded above and
+#: most support vectors stay free for many passes, a linear system that
+#: over-relaxation solves in fewer passes.  20 Newsgroups, 20 one-vs-rest
+#: problems, tol 1e-4, row visits per class in units of nnz(X), mean of 3
+#: seeds (3,000 documents / all 11,314): relax 1.0 18.96 / 15.49, 1.2 16.55 /
+#: 13.66, 1.3 16.02 / 13.13, 1.4 15.68 / 12.92; the summed primal moves by
+#: seed noise only (within 2e-11 relative of LIBLINEAR's at every value).  The
+#: hinge's many variables at the upper bound gain less and its primal at tol
+#: comes out higher (3,000 documents: 2903.7171 plain, 2903.7238 at 1.2;
+#: LIBLINEAR 2903.7160), so it keeps plain steps
+_RELAX = {"hinge": 1.0, "squared_hinge": 1.3}
+#: passes between the steps of the dual CD on all its free variables together
+#: (``_linear_svm.dual_cd_svc(subspace_every=)``: five conjugate-gradient steps
+#: on their sub-problem, projected onto the box, exact line search; skipped
+#: when they outnumber half the features).  The hinge spends most of its
+#: passes on a free set that changes little (20 Newsgroups, 3,000 documents,
+#: 20 one-vs-rest problems, tol 1e-4, 3 seeds: CPU 2.69 / 2.81 / 2.68 s ->
+#: 1.65 / 1.78 / 1.66 s, passes 6614 -> 3091 for seed 0, summed primal
+#: 2903.7181 -> 2903.7188 on average, within the seeds' spread of 0.0017;
+#: all 11,314 documents 9.66 -> 6.54 s); the squared hinge's free sets are
+#: already well served by the relaxed steps (there the CG steps cost more
+#: than the passes they save)
+_SUBSPACE_EVERY = {"hinge": 20, "squared_hinge": 0}
 
 
 def svm_dual_objective(w, alpha, cost, loss):
@@ -109,7 +136,11 @@ def _frequency_ordered_rows(X):
     """
     n_features = X.shape[1]
     counts = np.bincount(X.indices, minlength=n_features)
-    order = np.argsort(-counts, kind="stable")              # new column -> old
+    # the sort key as int16 (counts capped at 32767, a tie among the very
+    # frequent columns): numpy sorts 16-bit keys by radix, 10x faster than
+    # int64 (68,466 columns: 0.5 vs 5 ms); any order gives the same model
+    key = -np.minimum(counts, 32767).astype(np.int16)
+    order = np.argsort(key, kind="stable")                  # new column -> old
     position = np.empty(n_features, dtype=np.int32)
     position[order] = np.arange(n_features, dtype=np.int32)  # old column -> new
     return dict(data=X.data, indices=position[X.indices], indptr=X.indptr,
@@ -161,6 +192,14 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     solver : {"dual_cd", "pegasos"}, default="dual_cd"
         ``"dual_cd"``: dual coordinate descent with random permutation and
         shrinking, stopping when the projected-gradient spread is <= ``tol``.
+        With the squared hinge each step is over-relaxed, 1.3 times the exact
+        coordinate minimiser before clipping (projected SOR, Mangasarian &
+        Musicant 1999: the same optimum, fewer passes on its many free
+        variables); the hinge takes the exact steps and, every 20 passes, a
+        step on all its free variables (0 < alpha_i < C_i) together: five
+        conjugate-gradient steps on their sub-problem, projected onto the box,
+        with an exact line search (skipped when they outnumber half the
+        features).
         With the squared hinge, a dual that has not reached ``tol`` after 50
         passes hands its ``w`` to the primal finite Newton method (conjugate
         gradients on the generalised Hessian, exact line search; Keerthi &
@@ -417,7 +456,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                     cost=cost, loss=_LOSSES[self.loss], bias=bias, w=w, alpha=alpha,
                     tol=float(self.tol), max_iter=dual_passes,
-                    shrinking=bool(self.shrinking), seed=seeds[p], sq_norms=sq_norms)
+                    shrinking=bool(self.shrinking), seed=seeds[p], sq_norms=sq_norms,
+                    relax=_RELAX[self.loss], subspace_every=_SUBSPACE_EVERY[self.loss])
                 return finish(p, ysign, w, alpha, n_iter, violation)
             w = prev_w[p].copy() if prev_w is not None else np.zeros(n_features + 1)
             t0 = float(prev_t[p]) if prev_t is not None else 0.0
@@ -443,7 +483,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 positive=group.astype(np.int32), cost=cost, loss=_LOSSES[self.loss],
                 bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=dual_passes,
                 shrinking=bool(self.shrinking), seed=seeds[0], sq_norms=sq_norms,
-                handover=_FUSED_HANDOVER)
+                handover=_FUSED_HANDOVER, relax=_RELAX[self.loss])
             return W, alpha, n_iter, violation
 
         # the squared hinge only: the hinge's long runs on small active sets are
@@ -479,7 +519,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.n_features_in_ = n_features
         # renumbered columns (see _frequency_ordered_rows): back to the input's order
-        self.coef_ = np.ascontiguousarray(W[:, position] if position is not None
+        # (np.take: 3.4 ms where W[:, position] takes 17.5 ms, 20 x 68,466)
+        self.coef_ = np.ascontiguousarray(np.take(W, position, axis=1) if position is not None
                                           else W[:, :-1])
         self.intercept_ = W[:, -1] * bias
         self.n_iter_ = int(max(r[2] for r in results))

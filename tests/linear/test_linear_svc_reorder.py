@@ -218,3 +218,21 @@ def test_renumbered_warm_start_and_threads():
         np.testing.assert_allclose(model.coef_[k], X.T @ u, atol=1e-9)
         np.testing.assert_allclose(model.intercept_[k], u.sum(), atol=1e-9)
     np.testing.assert_allclose(model.dual_objective_, threads.dual_objective_, rtol=1e-6)
+
+
+def test_frequency_order_caps_counts_at_32767():
+    """The sort key is 16-bit: columns stored in more than 32767 rows tie (kept
+    in input order) ahead of all the others, still a permutation by decreasing
+    (capped) count, and the same model as the input order."""
+    n, d = 40000, 5000
+    col3 = np.arange(0, 35000)                     # 35,000 entries
+    col7 = np.arange(n)                            # 40,000 entries
+    col9 = np.arange(0, n, 400)                    # 100 entries
+    col1 = np.arange(0, n, 2)                      # 20,000 entries
+    rows = np.concatenate([col3, col7, col9, col1])
+    cols = np.concatenate([np.full(len(col3), 3), np.full(len(col7), 7),
+                           np.full(len(col9), 9), np.full(len(col1), 1)])
+    X = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, d))
+    _, position = svm._frequency_ordered_rows(X)
+    assert np.array_equal(np.sort(position), np.arange(d))
+    assert list(position[[3, 7, 1, 9]]) == [0, 1, 2, 3]
