@@ -46,7 +46,8 @@ from libc.stdint cimport uint64_t
 
 import numpy as np
 
-from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy, row_sq_norm
+from linclass._core._rows cimport (Rows, rows_get, row_dot, row_axpy, row_sq_norm,
+                                   rows_unit_values, row_axpy_unit)
 from linclass._core._rowsview cimport rows_from_views
 from linclass._core._weights cimport ScaledWeights, sw_init, sw_dot, sw_add, sw_scale, sw_reset_scale
 from linclass._core._random cimport Rng, rng_seed, rng_shuffle, rng_shuffle32, splitmix64
@@ -82,6 +83,24 @@ cdef inline double row_dot_split(const double* values, const int* indices,
         while k < nnz:
             s0 += values[k] * w[indices[k]]
             k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline double row_dot_split_unit(const int* indices, Py_ssize_t nnz,
+                                      const double* w) noexcept nogil:
+    """`row_dot_split` of a CSR row whose stored values are all 1.0: the same
+    partial sums in the same order, the values not read (the same bits)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k = 0, n4 = nnz - nnz % 4
+    while k < n4:
+        s0 += w[indices[k]]
+        s1 += w[indices[k + 1]]
+        s2 += w[indices[k + 2]]
+        s3 += w[indices[k + 3]]
+        k += 4
+    while k < nnz:
+        s0 += w[indices[k]]
+        k += 1
     return (s0 + s1) + (s2 + s3)
 
 
@@ -273,7 +292,8 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
                                double PGmax_old0=INFINITY,
                                double PGmin_old0=-INFINITY,
                                double relax=1.0,
-                               Py_ssize_t subspace_every=0) noexcept nogil:
+                               Py_ssize_t subspace_every=0,
+                               bint unit_x=False) noexcept nogil:
     """Dual CD passes until max PG - min PG <= tol on all variables; returns passes.
 
     Each step moves ``relax`` times the exact minimiser along the coordinate
@@ -289,7 +309,9 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
     extent PREFETCH_AHEAD visits ahead, their entries two visits ahead).
     The optional arguments resume a run (the fused one-vs-rest solver hands
     its classes over): passes done, the active rows (the first ``active0`` of
-    ``index``; -1: all), the shrinking thresholds and un-shrink schedule."""
+    ``index``; -1: all), the shrinking thresholds and un-shrink schedule.
+    ``unit_x``: X is CSR with every stored value 1.0 (`rows_unit_values`):
+    the steps read only the column indices (the same bits)."""
     cdef Py_ssize_t it = it0, s, i, nnz, ahead, last_full = last_full0
     cdef Py_ssize_t active = n_active_all if active0 < 0 else active0
     cdef Py_ssize_t unshrink_after = unshrink_after0
@@ -317,14 +339,19 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
             ahead = s + 2
             if sparse and ahead < active:
                 i = index[ahead]
-                LINCLASS_PREFETCH(&X.data[X.indptr[i]])
+                if not unit_x:
+                    LINCLASS_PREFETCH(&X.data[X.indptr[i]])
                 LINCLASS_PREFETCH(&X.indices[X.indptr[i]])
             i = index[s]
             v = &var[i]
             nnz = rows_get(X, i, &values, &indices)
             # G = s_i (w . x_i) - 1 + D_ii a_i     (gradient of the dual in a_i)
-            G = ysign[i] * (row_dot_split(values, indices, nnz, w) + w[d] * bias) - 1.0 \
-                + v.diag * v.alpha
+            if unit_x:
+                G = ysign[i] * (row_dot_split_unit(indices, nnz, w) + w[d] * bias) - 1.0 \
+                    + v.diag * v.alpha
+            else:
+                G = ysign[i] * (row_dot_split(values, indices, nnz, w) + w[d] * bias) - 1.0 \
+                    + v.diag * v.alpha
             PG = 0.0
             if v.alpha == 0.0:
                 if shrinking and G > PGmax_old:
@@ -359,7 +386,10 @@ cdef Py_ssize_t binary_dual_cd(const Rows* X, const double* ysign, DualVar* var,
                     a_new = v.upper
                 v.alpha = a_new
                 step = (a_new - old) * ysign[i]
-                row_axpy(step, values, indices, nnz, w)              # w += step * x_i
+                if unit_x:
+                    row_axpy_unit(step, indices, nnz, w)             # w += step * x_i
+                else:
+                    row_axpy(step, values, indices, nnz, w)          # w += step * x_i
                 w[d] += step * bias
             s += 1
         it += 1
@@ -393,7 +423,7 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                 int loss, double bias, double[::1] w, double[::1] alpha, double tol,
                 Py_ssize_t max_iter, bint shrinking, unsigned long long seed,
                 const double[::1] sq_norms=None, double relax=1.0,
-                Py_ssize_t subspace_every=0):
+                Py_ssize_t subspace_every=0, unit_x=None):
     """Binary linear SVM by dual coordinate descent, in place on ``w``/``alpha``.
 
     ``ysign`` is +-1 per sample, ``cost`` the per-sample C (C x class weight x
@@ -412,6 +442,9 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     steps on their sub-problem, projected onto the box, exact line search;
     skipped when they are more than half as many as the columns of
     [x, bias]).  The stopping test is the same, so is the optimum.
+    ``unit_x``: None (or True) detects a CSR matrix whose stored values are
+    all 1.0 (then the coordinate steps read only its column indices: the same
+    bits); False always reads the values (for tests).
 
     Returns (n_passes, max_violation).
     """
@@ -436,9 +469,12 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef const int* ind
     cdef double violation = 0.0, sq
     cdef bint have_norms = sq_norms is not None
+    cdef bint index_only = unit_x is None or bool(unit_x)
     cdef Rng rng
     rng_seed(&rng, seed)
     with nogil:
+        if index_only:
+            index_only = rows_unit_values(&X)
         for i in range(n_samples):
             if cost[i] > 0.0:
                 index[n_active] = <int>i
@@ -466,7 +502,7 @@ def dual_cd_svc(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
         n_iter = binary_dual_cd(&X, &ysign[0], var, bias, &w[0], &index[0], n_active, tol,
                                 max_iter, shrinking, &rng, &violation, 0, -1, 0,
                                 UNSHRINK_PASSES, INFINITY, -INFINITY, relax,
-                                subspace_every)
+                                subspace_every, index_only)
         for i in range(n_samples):
             alpha[i] = var[i].alpha
     return n_iter, violation

@@ -65,6 +65,28 @@ cdef inline void row_axpy(double alpha, const double* values, const int* indices
             w[indices[k]] += alpha * values[k]
 
 
+cdef inline bint rows_unit_values(const Rows* X) noexcept nogil:
+    """Whether X is CSR and every stored value is 1.0 (indicator features,
+    e.g. a9a, w8a): such rows can be walked by their column indices alone
+    (``1.0 * x == x`` and ``a * 1.0 == a`` exactly: the same bits with a third
+    of the memory traffic per entry).  Stops at the first other value."""
+    cdef Py_ssize_t k
+    if X.indptr == NULL:
+        return False
+    for k in range(X.indptr[X.n_rows]):
+        if X.data[k] != 1.0:
+            return False
+    return True
+
+
+cdef inline void row_axpy_unit(double alpha, const int* indices, Py_ssize_t nnz,
+                               double* w) noexcept nogil:
+    """`row_axpy` of a CSR row whose stored values are all 1.0 (the same bits)."""
+    cdef Py_ssize_t k
+    for k in range(nnz):
+        w[indices[k]] += alpha
+
+
 cdef inline double row_sq_norm(const double* values, Py_ssize_t nnz) noexcept nogil:
     """x_row @ x_row (explicit zeros of a dense row add nothing)"""
     cdef double s = 0.0

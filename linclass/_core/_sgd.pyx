@@ -41,7 +41,7 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from linclass._core._rows cimport Rows, rows_get
+from linclass._core._rows cimport Rows, rows_get, rows_unit_values
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
 from linclass._core._random cimport Rng, rng_seed, rng_next, rng_shuffle32
@@ -771,7 +771,7 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef double sum_loss = 0.0, one = 1.0
     cdef double* scale_ptr = &one if scale is None else &scale[0]
     cdef bint unit = all_ones(weight)
-    cdef bint index_only = (unit_values(data, is_sparse) if unit_x is None
+    cdef bint index_only = (rows_unit_values(&X) if unit_x is None
                             else (bool(unit_x) and is_sparse))
     rng_seed(&rng, seed)
     with nogil:
@@ -831,7 +831,7 @@ def sgd_epochs(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef Py_ssize_t e, j, n_epochs = seeds.shape[0], done = 0, no_change = 0
     cdef double sum_loss = 0.0, best = INFINITY, check = 0.0
     cdef bint unit = all_ones(weight), stopped = False
-    cdef bint unit_x = unit_values(data, is_sparse)
+    cdef bint unit_x = rows_unit_values(&X)
     with nogil:
         for e in range(n_epochs):
             rng_seed(&rng, seeds[e])
