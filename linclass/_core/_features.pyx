@@ -1287,6 +1287,11 @@ cdef class _ColumnInterner:
             raise MemoryError("out of memory in the column pass")
 
 
+def _column_block(_ColumnInterner st, Py_ssize_t b):
+    """Block ``b`` of :func:`column_type_ids_threaded` (without the GIL)."""
+    st.run(b)
+
+
 def column_type_ids_threaded(list tokens, Py_ssize_t n_columns, list used, n_jobs):
     """:func:`column_type_ids` in ``n_jobs`` threads without the GIL: the
     tokens are cut into ``n_jobs`` blocks, each interned into private string
@@ -1324,11 +1329,11 @@ def column_type_ids_threaded(list tokens, Py_ssize_t n_columns, list used, n_job
     for b in range(nb + 1):
         st.bounds[b] = (n * b) // nb
     if nb == 1:
-        st.run(0)
+        _column_block(st, 0)
     else:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(nb) as pool:
-            list(pool.map(st.run, range(nb)))
+            list(pool.map(lambda b: _column_block(st, b), range(nb)))
     for b in range(nb):
         if st.status[b] == -2:
             raise MemoryError("out of memory in the column pass")
