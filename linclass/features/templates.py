@@ -979,6 +979,9 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
                 table = _features.KeyTable(compiled.width, len(compiled.kind), max(1024, n_tokens))
             else:
                 table = self._get_table(compiled)
+        hook = self.__dict__.pop("_before_extract", None)
+        if hook is not None:
+            hook()          # a caller's signal: the GIL-bound part of the pass is done
         indptr, indices, data = _features.extract_features(
             values=values, sentence_ptr=sentence_ptr, kind=compiled.kind,
             atom_ptr=compiled.atom_ptr, atom_space=compiled.atom_space,

@@ -398,11 +398,12 @@ def test_ner_template_words_alone_and_with_pos():
     assert words.score(X, Y) > 0.95 and both.score(pairs, Y) > 0.95
 
 
-def test_two_thread_fit_has_the_labels_and_features_of_one_thread():
-    """n_jobs > 1 encodes the labels and the column values in token blocks
-    without the GIL: classes and features are those of n_jobs=1, in
-    template, hashing and attribute (dict) mode, and errors (labels' first)
-    still propagate."""
+def test_two_thread_fit_starts_the_labels_after_the_column_pass():
+    """n_jobs > 1 encodes the labels in a thread released when the template pass
+    reaches its nogil part: classes and features are those of n_jobs=1, in
+    template, hashing and attribute (dict) mode, the signal is not left on the
+    fitted featurizer, and errors (labels' first) still propagate; labels
+    encoded in token blocks (partial_fit) have the codes of one block."""
     rng = np.random.default_rng(3)
     words = ["w%d" % i for i in range(300)]
     X = [[(words[i], "P%d" % (i % 7)) for i in rng.integers(0, 300, rng.integers(1, 12))]
@@ -417,6 +418,7 @@ def test_two_thread_fit_has_the_labels_and_features_of_one_thread():
         if "n_hash" not in kwargs:
             np.testing.assert_array_equal(one.features_.feature_keys_,
                                           two.features_.feature_keys_)
+        assert "_before_extract" not in two.features_.__dict__
     Xd = [[{"w": t[0], "p": t[1]} for t in s] for s in X]
     one = SequenceTagger(features=None, max_iter=2, random_state=0).fit(Xd, Y)
     two = SequenceTagger(features=None, max_iter=2, random_state=0, n_jobs=2).fit(Xd, Y)
