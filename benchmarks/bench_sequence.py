@@ -51,7 +51,8 @@ NOTES = [
     "F1 is conlleval's chunk/entity F1 (IOB2), accuracy is token accuracy.",
     "n_jobs=2 rows: training by iterative parameter mixing (2 shards per epoch, weights "
     "averaged after each epoch; deterministic for a seed, a different model than n_jobs=1); "
-    "the template pass in 2 sentence blocks (features identical to n_jobs=1); "
+    "labels and column values in 2 token blocks, the template pass in 2 threads "
+    "(features identical to n_jobs=1); "
     "decoding in 2 threads (labels identical to n_jobs=1).",
     "'chunking fit phases' rows: CPU seconds on the critical path of a fit (main thread "
     "plus the largest worker of each thread pool) -- what the fit takes on idle cores, "
@@ -358,7 +359,7 @@ class _ThreadClock:
                ("_sequence", "mix_shard_rows"), ("_sequence", "averaged_weights"),
                ("_sequence", "fold_shard_sums"), ("_features", "_run_block"),
                ("_features", "_remap_block"), ("_features", "_local_pass"),
-               ("_features", "_rows_pass"))
+               ("_features", "_rows_pass"), ("_features", "_column_block"))
 
     def __enter__(self):
         import threading
@@ -418,11 +419,13 @@ def fit_phases(Xtr, Ytr, n_jobs):
     remap = clock.worker_max("_remap_block", 1)
     local = clock.worker_max("_local_pass", n_jobs)       # the template-parallel fit pass
     rows_pass = clock.worker_max("_rows_pass", n_jobs)
+    columns = clock.worker_max("_column_block", n_jobs)   # labels' and columns' type ids
     epochs = clock.worker_max("perceptron_epoch_shard", n_jobs)
     mixing = clock.worker_max("mix_shard_rows", n_jobs)
     tail = [clock.worker_max("averaged_weights", n_jobs),
             clock.worker_max("fold_shard_sums", n_jobs)]
-    blocks = (blocks[0] + local[0] + rows_pass[0], blocks[1] + local[1] + rows_pass[1])
+    blocks = (blocks[0] + local[0] + rows_pass[0] + columns[0],
+              blocks[1] + local[1] + rows_pass[1] + columns[1])
     feat = marks["_featurize"][0] + blocks[0] + remap[0]
     perc = marks["_fit_perceptron"][0] + epochs[0] + mixing[0] + sum(t[0] for t in tail)
     other = main_cpu - marks["_featurize"][0] - marks["_fit_perceptron"][0]

@@ -9,16 +9,20 @@ For each ``n_jobs`` (interleaved, ``--repeat`` times): one fit with the
 chunking template and the defaults of ``benchmarks/bench_distributed.py``
 (10 epochs, ``random_state=0``), then chunk F1 on the test set.  Phases:
 ``labels`` (label encoding; a second thread overlaps it with the template
-pass when ``n_jobs > 1``), ``featurize`` (the template pass: column types,
-key tables, the blocks' merge and remap, CSR checks), ``epoch 1`` and
+pass when ``n_jobs > 1``, left out of the critical path), ``featurize``
+(the template pass: column types, key tables, the blocks' merge and
+remap, CSR checks), ``epoch 1`` and
 ``epochs 2..`` (``perceptron_epoch``, or the shards'
 ``perceptron_epoch_shard`` calls), ``mixing`` (``mix_shard_rows``, run by
 the shards' threads right after their epochs), ``averaging`` (the published
 averaged weights; with ``n_jobs > 1`` also the ``fold_shard_sums`` calls
 that average the emission rows from the shards' overlays, in the pool's
-threads); with ``n_jobs > 1`` ``shard setup`` (the shards' buffers) and
-``templates`` (the template pass's thread calls, ``_local_pass`` and
-``_rows_pass``; the ``featurize`` row is then the main thread's part).  Columns: calls, wall time
+threads); with ``n_jobs > 1`` ``shard setup`` (the shards' buffers),
+``columns`` (the token blocks of the columns' type ids, ``_column_block``,
+in the pool's threads; ``label blocks``: those of the labels, inside
+``labels``) and ``templates`` (the template pass's thread
+calls, ``_local_pass`` and ``_rows_pass``); the ``featurize`` row is then
+the main thread's part.  Columns: calls, wall time
 of the phase (for the pool calls: summed over the calls of the epoch's
 threads, so the wall column of a phase run in 2 threads is about twice its
 elapsed time), and the thread CPU time of the calls (``time.thread_time`` in
@@ -102,12 +106,25 @@ def profile_fit(data, n_jobs):
     def epoch_label(args):
         return "epoch 1" if epoch[0] == 0 else "epochs 2.."
 
+    in_labels = threading.local()          # the column blocks of the label encoding
+    original_labels = tagger._encode_label_sequences
+
+    def encode_labels(*args, **kwargs):
+        in_labels.on = True
+        try:
+            return original_labels(*args, **kwargs)
+        finally:
+            in_labels.on = False
+    tagger._encode_label_sequences = encode_labels
+    patched.append((tagger, "_encode_label_sequences", original_labels))
     wrap(tagger, "_encode_label_sequences", "labels")
     wrap(SequenceTagger, "_featurize", "featurize")
     wrap(SequenceTagger, "_publish_weights", "averaging")
     wrap(SequenceTagger, "_shard_buffers", "shard setup")
     wrap(_sequence, "perceptron_epoch", epoch_label)
     wrap(_sequence, "perceptron_epoch_shard", epoch_label)
+    wrap(_features, "_column_block",
+         lambda args: "label blocks" if getattr(in_labels, "on", False) else "columns")
     wrap(_features, "_local_pass", "templates")
     wrap(_features, "_rows_pass", "templates")
     wrap(_sequence, "mix_shard_rows", "mixing")
@@ -141,20 +158,25 @@ def profile_fit(data, n_jobs):
     errors = sum(h["token_errors"] for h in model.history_)
     print("n_jobs=%d: fit wall %.3f s, CPU (all threads) %.3f s, F1 %.4f, %d epochs, "
           "%d token errors" % (n_jobs, wall, cpu, 100 * f1, model.n_iter_, errors))
-    print("  %-11s %6s %10s %14s %12s" % ("phase", "calls", "wall s", "thread CPU s",
+    print("  %-12s %6s %10s %14s %12s" % ("phase", "calls", "wall s", "thread CPU s",
                                            "crit CPU s"))
     total = 0.0
-    for label in ("labels", "featurize", "templates", "shard setup", "epoch 1", "epochs 2..",
-                  "mixing", "averaging"):
+    for label in ("labels", "label blocks", "columns", "featurize", "templates", "shard setup", "epoch 1",
+                  "epochs 2..", "mixing", "averaging"):
         if label in stats:
             n, w, t = stats[label]
             xs = workers.get(label, [])
             # pool calls come in groups of n_jobs (one per thread): the largest of each
             groups = [xs[i:i + n_jobs] for i in range(0, len(xs), n_jobs)]
             crit = t - sum(xs) + sum(max(g) for g in groups)
+            if label == "columns":
+                # one-block calls run in the main thread, inside featurize
+                crit = sum(max(g) for g in groups)
+            if label == "label blocks":
+                crit = 0.0                                 # inside labels
             if not (label == "labels" and n_jobs > 1):     # beside the template pass
                 total += crit
-            print("  %-11s %6d %10.3f %14.3f %12.3f" % (label, n, w, t, crit))
+            print("  %-12s %6d %10.3f %14.3f %12.3f" % (label, n, w, t, crit))
     print("  critical-path CPU (main-thread phases + the largest pool thread of each "
           "group, labels excluded for n_jobs > 1): %.3f s" % total)
     return model

@@ -13,7 +13,7 @@ and builds the per-token value table; nothing here checks bounds.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.list cimport PyList_GET_ITEM
@@ -991,6 +991,366 @@ def column_type_ids(list tokens, Py_ssize_t n_columns, list used):
                 o[j, i] = size
             else:
                 o[j, i] = <object>found
+    return dicts, out
+
+
+# -- the column pass in threads without the GIL ------------------------------------
+
+cdef extern from *:
+    """
+    /* Read-only views of immutable objects, safe without the GIL while the
+       caller keeps them alive: exact tuples of exact, ready str. */
+    static inline int lc_exact_str(PyObject *o) {
+    #if PY_VERSION_HEX < 0x030C0000
+        return PyUnicode_CheckExact(o) && PyUnicode_IS_READY(o);
+    #else
+        return PyUnicode_CheckExact(o);
+    #endif
+    }
+    #define lc_exact_tuple(o) PyTuple_CheckExact(o)
+    #define lc_tuple_size(o) PyTuple_GET_SIZE(o)
+    #define lc_tuple_item(o, i) PyTuple_GET_ITEM(o, i)
+    #define lc_str_kind(o) ((int)PyUnicode_KIND(o))
+    #define lc_str_data(o) ((const unsigned char *)PyUnicode_DATA(o))
+    #define lc_str_length(o) PyUnicode_GET_LENGTH(o)
+    #define lc_list_items(o) (((PyListObject *)(o))->ob_item)
+    """
+    bint lc_exact_str(PyObject* o) noexcept nogil
+    bint lc_exact_tuple(PyObject* o) noexcept nogil
+    Py_ssize_t lc_tuple_size(PyObject* o) noexcept nogil
+    PyObject* lc_tuple_item(PyObject* o, Py_ssize_t i) noexcept nogil
+    int lc_str_kind(PyObject* o) noexcept nogil
+    const unsigned char* lc_str_data(PyObject* o) noexcept nogil
+    Py_ssize_t lc_str_length(PyObject* o) noexcept nogil
+    PyObject** lc_list_items(object o)
+
+
+cdef inline uint64_t _str_hash(Py_ssize_t kind, const unsigned char* p,
+                               Py_ssize_t nbytes) noexcept nogil:
+    """A hash of a str's kind and code point bytes: equal strings have equal
+    kinds and bytes (PEP 393's canonical form)."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t h = <uint64_t>nbytes * 0x9e3779b97f4a7c15ULL + <uint64_t>kind
+    cdef uint64_t w
+    while i + 8 <= nbytes:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL
+        h ^= h >> 31
+        i += 8
+    if i < nbytes:
+        w = 0
+        memcpy(&w, p + i, nbytes - i)
+        h = (h ^ w) * 0x94d049bb133111ebULL
+    return _fmix64(h)
+
+
+ctypedef struct StrTable:
+    # open addressing (linear probing, at most half full) from str to ids 0, 1, ...
+    # in insertion order; keys[i] (borrowed) and key_hash[i] list the strings by id,
+    # their kinds and code point bytes copied into one arena (compared there: no
+    # visit to the key objects scattered in memory)
+    int32_t* slot_id        # mask + 1 slots: an id or -1
+    uint64_t mask
+    PyObject** keys
+    uint64_t* key_hash
+    int64_t* key_off        # key i: arena[key_off[i]:key_off[i + 1]] = kind byte + bytes
+    unsigned char* arena
+    Py_ssize_t arena_cap
+    Py_ssize_t n
+    Py_ssize_t key_cap
+
+
+cdef int _str_table_init(StrTable* t, Py_ssize_t capacity) noexcept nogil:
+    cdef Py_ssize_t slots = 1024, i
+    while slots < 2 * capacity:
+        slots *= 2
+    t.slot_id = <int32_t*>malloc(slots * sizeof(int32_t))
+    t.key_cap = slots // 2
+    t.keys = <PyObject**>malloc(t.key_cap * sizeof(PyObject*))
+    t.key_hash = <uint64_t*>malloc(t.key_cap * sizeof(uint64_t))
+    t.key_off = <int64_t*>malloc((t.key_cap + 1) * sizeof(int64_t))
+    t.arena_cap = 16 * t.key_cap
+    t.arena = <unsigned char*>malloc(t.arena_cap)
+    t.mask = slots - 1
+    t.n = 0
+    if (t.slot_id == NULL or t.keys == NULL or t.key_hash == NULL or t.key_off == NULL
+            or t.arena == NULL):
+        return -1
+    t.key_off[0] = 0
+    for i in range(slots):
+        t.slot_id[i] = -1
+    return 0
+
+
+cdef void _str_table_free(StrTable* t) noexcept nogil:
+    free(t.slot_id)
+    free(t.keys)
+    free(t.key_hash)
+    free(t.key_off)
+    free(t.arena)
+    t.slot_id = NULL
+    t.keys = NULL
+    t.key_hash = NULL
+    t.key_off = NULL
+    t.arena = NULL
+
+
+cdef int _str_table_grow(StrTable* t) noexcept nogil:
+    """Twice the slots (ids and keys unchanged); -1 if out of memory."""
+    cdef uint64_t mask = 2 * t.mask + 1, j
+    cdef Py_ssize_t i, cap = (mask + 1) // 2
+    cdef int32_t* slot_id = <int32_t*>malloc((mask + 1) * sizeof(int32_t))
+    cdef PyObject** keys = <PyObject**>realloc(t.keys, cap * sizeof(PyObject*))
+    if keys != NULL:
+        t.keys = keys
+    cdef uint64_t* key_hash = <uint64_t*>realloc(t.key_hash, cap * sizeof(uint64_t))
+    if key_hash != NULL:
+        t.key_hash = key_hash
+    cdef int64_t* key_off = <int64_t*>realloc(t.key_off, (cap + 1) * sizeof(int64_t))
+    if key_off != NULL:
+        t.key_off = key_off
+    if slot_id == NULL or keys == NULL or key_hash == NULL or key_off == NULL:
+        free(slot_id)
+        return -1
+    for j in range(mask + 1):
+        slot_id[j] = -1
+    for i in range(t.n):
+        j = t.key_hash[i] & mask
+        while slot_id[j] >= 0:
+            j = (j + 1) & mask
+        slot_id[j] = <int32_t>i
+    free(t.slot_id)
+    t.slot_id = slot_id
+    t.mask = mask
+    t.key_cap = cap
+    return 0
+
+
+cdef inline Py_ssize_t _str_table_id(StrTable* t, PyObject* s, uint64_t h, int kind,
+                                     const unsigned char* data,
+                                     Py_ssize_t nbytes) noexcept nogil:
+    """The id of the str ``s`` (its hash, kind and bytes given), inserted at the
+    next id if new; -1 if out of memory."""
+    cdef uint64_t j = h & t.mask
+    cdef int32_t k
+    cdef int64_t off
+    cdef unsigned char* grown
+    while True:
+        k = t.slot_id[j]
+        if k < 0:
+            break
+        off = t.key_off[k]
+        if (t.key_hash[k] == h and t.key_off[k + 1] - off == nbytes + 1
+                and t.arena[off] == kind
+                and memcmp(t.arena + off + 1, data, nbytes) == 0):
+            return k
+        j = (j + 1) & t.mask
+    if t.n + 1 > t.key_cap:
+        if _str_table_grow(t) != 0:
+            return -1
+        j = h & t.mask
+        while t.slot_id[j] >= 0:
+            j = (j + 1) & t.mask
+    off = t.key_off[t.n]
+    if off + nbytes + 1 > t.arena_cap:
+        grown = <unsigned char*>realloc(t.arena, 2 * (off + nbytes + 1))
+        if grown == NULL:
+            return -1
+        t.arena = grown
+        t.arena_cap = 2 * (off + nbytes + 1)
+    t.arena[off] = <unsigned char>kind
+    memcpy(t.arena + off + 1, data, nbytes)
+    k = <int32_t>t.n
+    t.slot_id[j] = k
+    t.keys[k] = s
+    t.key_hash[k] = h
+    t.key_off[k + 1] = off + nbytes + 1
+    t.n += 1
+    return k
+
+
+cdef Py_ssize_t _intern_block(PyObject** items, Py_ssize_t a, Py_ssize_t b, bint plain,
+                              Py_ssize_t n_columns, const Py_ssize_t* cols, Py_ssize_t m,
+                              StrTable* tables, int64_t* out, Py_ssize_t n) noexcept nogil:
+    """Ids of the used columns of items a..b-1 in the ``m`` tables (first
+    occurrence order), written to ``out[j * n + i]``.  Returns -1, the index
+    of the first item that is not an exact tuple of ``n_columns`` exact str
+    (``plain``: not an exact str), or -2 when out of memory.  The objects
+    are scattered in memory: the token ``ahead`` items on and the strings of
+    the one ``ahead / 2`` on are prefetched."""
+    cdef Py_ssize_t i, j, k, kind, nbytes, ahead = 16
+    cdef PyObject* tok
+    cdef PyObject* v
+    cdef PyObject* nxt
+    cdef const unsigned char* data
+    for i in range(a, b):
+        if i + ahead < b:
+            prefetch(items[i + ahead])
+        if not plain and i + ahead // 2 < b:
+            nxt = items[i + ahead // 2]
+            if lc_exact_tuple(nxt) and lc_tuple_size(nxt) == n_columns:
+                for j in range(m):
+                    v = lc_tuple_item(nxt, cols[j])
+                    prefetch(v)
+                    prefetch(<const char*>v + 64)
+        elif plain and i + ahead // 2 < b:
+            prefetch(<const char*>items[i + ahead // 2] + 64)
+        tok = items[i]
+        if not plain and (not lc_exact_tuple(tok) or lc_tuple_size(tok) != n_columns):
+            return i
+        for j in range(m):
+            v = tok if plain else lc_tuple_item(tok, cols[j])
+            if not lc_exact_str(v):
+                return i
+            kind = lc_str_kind(v)
+            data = lc_str_data(v)
+            nbytes = lc_str_length(v) * kind
+            k = _str_table_id(&tables[j], v, _str_hash(kind, data, nbytes), <int>kind, data,
+                              nbytes)
+            if k < 0:
+                return -2
+            out[j * n + i] = k
+    return -1
+
+
+cdef class _ColumnInterner:
+    """The state of :func:`column_type_ids_threaded`: one string table per
+    block and used column."""
+    cdef PyObject** items
+    cdef object keep
+    cdef Py_ssize_t n, m, n_blocks, n_columns
+    cdef bint plain
+    cdef Py_ssize_t[MAX_WIDTH] cols
+    cdef StrTable* tables           # n_blocks * m
+    cdef Py_ssize_t* bounds         # n_blocks + 1
+    cdef Py_ssize_t* status         # n_blocks
+    cdef int64_t* out
+
+    def __cinit__(self):
+        self.tables = NULL
+        self.bounds = NULL
+        self.status = NULL
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.tables != NULL:
+            for i in range(self.n_blocks * self.m):
+                _str_table_free(&self.tables[i])
+            free(self.tables)
+        free(self.bounds)
+        free(self.status)
+
+    def run(self, Py_ssize_t b):
+        cdef Py_ssize_t a0 = self.bounds[b], a1 = self.bounds[b + 1], j
+        cdef Py_ssize_t r = -1
+        with nogil:
+            for j in range(self.m):
+                if _str_table_init(&self.tables[b * self.m + j], (a1 - a0) // 8) != 0:
+                    r = -2
+            if r == -1:
+                r = _intern_block(self.items, a0, a1, self.plain, self.n_columns, self.cols,
+                                  self.m, &self.tables[b * self.m], self.out, self.n)
+        self.status[b] = r
+
+    def remap(self, Py_ssize_t b):
+        """Block b's ids -> ids of block 0's tables, which take block b's new
+        strings (after those of blocks 1..b-1: first-occurrence order)."""
+        cdef Py_ssize_t j, k, i, g
+        cdef Py_ssize_t a0 = self.bounds[b], a1 = self.bounds[b + 1]
+        cdef StrTable* glob
+        cdef StrTable* loc
+        cdef int64_t* idmap
+        cdef int status = 0
+        with nogil:
+            for j in range(self.m):
+                glob = &self.tables[j]
+                loc = &self.tables[b * self.m + j]
+                idmap = <int64_t*>malloc((loc.n if loc.n > 0 else 1) * sizeof(int64_t))
+                if idmap == NULL:
+                    status = -2
+                    break
+                for k in range(loc.n):
+                    g = _str_table_id(glob, loc.keys[k], loc.key_hash[k],
+                                      loc.arena[loc.key_off[k]], loc.arena + loc.key_off[k] + 1,
+                                      loc.key_off[k + 1] - loc.key_off[k] - 1)
+                    if g < 0:
+                        status = -2
+                        break
+                    idmap[k] = g
+                if status == 0:
+                    for i in range(a0, a1):
+                        self.out[j * self.n + i] = idmap[self.out[j * self.n + i]]
+                free(idmap)
+                if status != 0:
+                    break
+        if status != 0:
+            raise MemoryError("out of memory in the column pass")
+
+
+def _column_block(_ColumnInterner st, Py_ssize_t b):
+    """Block ``b`` of :func:`column_type_ids_threaded` (without the GIL)."""
+    st.run(b)
+
+
+def column_type_ids_threaded(list tokens, Py_ssize_t n_columns, list used, n_jobs):
+    """:func:`column_type_ids` in ``n_jobs`` threads without the GIL: the
+    tokens are cut into ``n_jobs`` blocks, each interned into private string
+    tables (strings compared by their code points), whose ids are then
+    renumbered in block order (first-occurrence order: the same dicts and ids
+    as :func:`column_type_ids`).  Takes exact tuples of exact ``str`` (or,
+    with one column, exact ``str`` tokens) only: returns ``None`` at any
+    other token (the caller then runs :func:`column_type_ids`)."""
+    cdef Py_ssize_t n = len(tokens), m = len(used), j, b, nb
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise ValueError("n_jobs must be an integer >= 1, got %r" % (n_jobs,))
+    if m > MAX_WIDTH or m < 1 or n == 0:
+        return None
+    cdef _ColumnInterner st = _ColumnInterner()
+    for j in range(m):
+        st.cols[j] = used[j]
+        if not 0 <= st.cols[j] < n_columns:
+            raise ValueError("column %d out of range" % st.cols[j])
+    nb = max(1, min(int(n_jobs), n // 4096))
+    out = np.empty((m, n), dtype=np.int64)
+    cdef int64_t[:, ::1] o = out
+    st.keep = tokens
+    st.items = lc_list_items(tokens)
+    st.n = n
+    st.m = m
+    st.n_columns = n_columns
+    st.plain = n_columns == 1 and type(tokens[0]) is str
+    st.out = &o[0, 0]
+    st.tables = <StrTable*>calloc(nb * m, sizeof(StrTable))
+    st.bounds = <Py_ssize_t*>malloc((nb + 1) * sizeof(Py_ssize_t))
+    st.status = <Py_ssize_t*>malloc(nb * sizeof(Py_ssize_t))
+    if st.tables == NULL or st.bounds == NULL or st.status == NULL:
+        raise MemoryError()
+    st.n_blocks = nb
+    for b in range(nb + 1):
+        st.bounds[b] = (n * b) // nb
+    if nb == 1:
+        _column_block(st, 0)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(nb) as pool:
+            list(pool.map(lambda b: _column_block(st, b), range(nb)))
+    for b in range(nb):
+        if st.status[b] == -2:
+            raise MemoryError("out of memory in the column pass")
+        if st.status[b] >= 0:
+            return None
+    for b in range(1, nb):
+        st.remap(b)
+    cdef list dicts = []
+    cdef dict d
+    cdef StrTable* t
+    cdef Py_ssize_t k
+    for j in range(m):
+        d = {}
+        t = &st.tables[j]
+        for k in range(t.n):
+            d[<object>t.keys[k]] = k
+        dicts.append(d)
     return dicts, out
 
 

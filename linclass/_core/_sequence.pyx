@@ -479,7 +479,7 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
     of the emission rows go to the shard's compact overlay (U_W is not
     written).  Returns -1 when the workspace cannot be allocated."""
     cdef Workspace ws
-    cdef Py_ssize_t i, s, row0, n, t, p, f
+    cdef Py_ssize_t i, s, row0, n, t, p, f, q, nnz, max_nnz = 0
     cdef Py_ssize_t n_sent_err = 0, n_tok_err = 0
     cdef int g, y, differs
     cdef double c = counter[0], v, cs
@@ -487,8 +487,18 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
     cdef const int* gs
     cdef float* wrow
     cdef double* urow
+    cdef double** sums_of
+    for i in range(n_visit):                  # the most feature entries of a sentence
+        s = visit_order[i]
+        nnz = indptr[sent_offsets[s + 1]] - indptr[sent_offsets[s]]
+        if nnz > max_nnz:
+            max_nnz = nnz
+    sums_of = <double**>malloc((max_nnz if max_nnz > 0 else 1) * sizeof(double*))
+    if sums_of == NULL:
+        return -1
     if workspace_alloc(&ws, max_len, K, order) != 0:
         workspace_free(&ws)
+        free(sums_of)
         return -1
     pred = ws.path
     if binary >= 0:
@@ -508,24 +518,54 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
                             data_ptr, indptr, row0, n, NULL, 0.0, &ws, pred)
             differs = 0
             for t in range(n):
-                g = gs[t]
-                y = pred[t]
-                if g == y:
-                    continue
-                differs = 1
-                n_tok_err += 1
-                for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
-                    f = ind_ptr[p]
-                    v = data_ptr[p]
-                    wrow = W + f * K
-                    if ov == NULL:
-                        urow = U_W + f * K
-                        if touched != NULL:
-                            touched[f] = 1
-                    else:
-                        urow = ov.pool_u + overlay_row(ov, f, K) * K
-                    avg_add(wrow, urow, g, v, cs)      # W[f, g] += v
-                    avg_add(wrow, urow, y, -v, cs)     # W[f, y] -= v
+                if gs[t] != pred[t]:
+                    differs = 1
+                    n_tok_err += 1
+            if differs:
+                # The emission updates of the sentence's wrong tokens, in three
+                # passes so that the scattered rows of their averaging sums are
+                # fetched together instead of one cache miss after another: the
+                # sum rows are located (an overlay's slots prefetched first) and
+                # prefetched at the two columns updated, then the updates are
+                # made in the order of a single pass (the same bits; an overlay
+                # takes its new rows in the same order).
+                if ov != NULL:
+                    for t in range(n):
+                        if gs[t] != pred[t]:
+                            for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                                LC_PREFETCH(ov.slot + 2 * ind_ptr[p])
+                q = 0
+                for t in range(n):
+                    g = gs[t]
+                    y = pred[t]
+                    if g == y:
+                        continue
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = ind_ptr[p]
+                        if ov == NULL:
+                            urow = U_W + f * K
+                            if touched != NULL:
+                                touched[f] = 1
+                        else:
+                            urow = ov.pool_u + overlay_row(ov, f, K) * K
+                        LC_PREFETCH(urow + g)
+                        LC_PREFETCH(urow + y)
+                        sums_of[q] = urow
+                        q += 1
+                q = 0
+                for t in range(n):
+                    g = gs[t]
+                    y = pred[t]
+                    if g == y:
+                        continue
+                    for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                        f = ind_ptr[p]
+                        v = data_ptr[p]
+                        wrow = W + f * K
+                        urow = sums_of[q]
+                        q += 1
+                        avg_add(wrow, urow, g, v, cs)      # W[f, g] += v
+                        avg_add(wrow, urow, y, -v, cs)     # W[f, y] -= v
             if differs:
                 n_sent_err += 1
                 if gs[0] != pred[0]:
@@ -550,6 +590,7 @@ cdef int _epoch(float* W, double* U_W, float* trans, double* U_trans, float* tra
                                     (pred[t - 2] * K + pred[t - 1]) * K + pred[t], -1.0, cs)
         c += 1.0
     workspace_free(&ws)
+    free(sums_of)
     counter[0] = c
     n_sent_err_out[0] = n_sent_err
     n_tok_err_out[0] = n_tok_err

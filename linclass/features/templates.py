@@ -511,14 +511,17 @@ def _column_values(sentences, columns, used):
     return lengths, out
 
 
-def _column_types(sentences, columns, used):
+def _column_types(sentences, columns, used, n_jobs=1):
     """(lengths, {column: (types, int64 type id per token)}, {column: [value -> id]})
-    of column-format sentences, validated (one C pass over the tokens; the
-    Python checks name the first bad token)."""
+    of column-format sentences, validated (one C pass over the tokens, in
+    ``n_jobs`` token blocks without the GIL when the tokens are tuples of
+    ``str``; the Python checks name the first bad token)."""
     from .._core import _features
     lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
     tokens = list(itertools.chain.from_iterable(sentences))
-    result = _features.column_type_ids(tokens, len(columns), list(used))
+    result = _features.column_type_ids_threaded(tokens, len(columns), list(used), n_jobs)
+    if result is None:
+        result = _features.column_type_ids(tokens, len(columns), list(used))
     if result is not None:
         dicts, ids = result
         local = {c: (list(d), ids[j]) for j, (c, d) in enumerate(zip(used, dicts))}
@@ -650,8 +653,11 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         Out-of-sentence offsets: ``"drop"`` omits the feature (CRFsuite's
         behaviour); ``"pad"`` gives the atom the value ``__BOS__``/``__EOS__``.
     n_jobs : int, default=1
-        Threads of the template pass (the integer key lookups, which run
-        without the GIL).  ``fit`` deals the templates to the threads, each
+        Threads of the template pass, which run without the GIL: the column
+        values' type ids (tokens cut into ``n_jobs`` blocks, each with
+        private string tables renumbered in block order; tokens that are not
+        tuples of ``str`` take a one-thread pass) and the integer key
+        lookups.  ``fit`` deals the templates to the threads, each
         running its templates over all the sentences with a private table
         (the templates' keys are disjoint), then numbers the keys in
         first-occurrence order; ``transform`` and ``partial_fit`` cut the
@@ -880,7 +886,8 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
     # -- template mode -----------------------------------------------------------
     def _template_transform(self, compiled, sentences, fitting, grow=False):
         lengths, local, type_index = _column_types(sentences, list(self.columns),
-                                                   compiled.used_columns)
+                                                   compiled.used_columns,
+                                                   int(getattr(self, "n_jobs", 1)))
         n_tokens = int(lengths.sum())
         values = np.empty((len(compiled.spaces), n_tokens), dtype=np.int64)
         cache = getattr(self, "_type_cache", None) if not (fitting or grow) else None

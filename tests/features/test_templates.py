@@ -722,6 +722,82 @@ def test_threaded_fit_with_late_keys_equals_one_thread(n_jobs):
 
 
 
+def _same_type_ids(a, b):
+    """Two (dicts, ids) results of the column pass are equal: the dicts' items
+    in order (first-occurrence order), the id arrays bit for bit."""
+    return (len(a[0]) == len(b[0])
+            and all(list(x.items()) == list(y.items()) for x, y in zip(a[0], b[0]))
+            and a[1].dtype == b[1].dtype and np.array_equal(a[1], b[1]))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, 7])
+def test_threaded_column_pass_equals_the_dict_pass(n_jobs):
+    """column_type_ids_threaded (token blocks interned without the GIL into
+    private string tables, renumbered in block order) gives the dicts and ids
+    of the one-thread dict pass: strings of every PEP 393 kind and of every
+    length around the hash's 8-byte words, values first seen late in the
+    corpus, more distinct values than the tables' first capacity; plain str
+    tokens of one column (the labels); other tokens are left to the dict pass
+    (None)."""
+    from linclass._core import _features
+    rng = np.random.default_rng(n_jobs)
+    pool = (["w%d" % i for i in range(20000)] + ["x" * k for k in range(1, 40)]
+            + ["é", "Straße", "日本語", "日本語テキスト", "🙂", "🙂ok🙂", "a\x00b", "", "İ"])
+    tokens = []
+    for i in range(60000):
+        w = pool[int(rng.zipf(1.2)) % len(pool)] if i < 50000 else "late%d" % (i % 977)
+        # equal strings as distinct objects (no identity shortcut)
+        tokens.append(("".join(list(w)), "T%d" % int(rng.integers(0, 45)), w[:3]))
+    for used in ([0, 1], [1], [2, 0, 1]):
+        ref = _features.column_type_ids(tokens, 3, used)
+        got = _features.column_type_ids_threaded(tokens, 3, used, n_jobs)
+        assert _same_type_ids(ref, got)
+    labels = [t[1] for t in tokens]
+    assert _same_type_ids(_features.column_type_ids(labels, 1, [0]),
+                          _features.column_type_ids_threaded(labels, 1, [0], n_jobs))
+    one_column = [(t[0],) for t in tokens]
+    assert _same_type_ids(_features.column_type_ids(one_column, 1, [0]),
+                          _features.column_type_ids_threaded(one_column, 1, [0], n_jobs))
+
+    class Word(str):
+        pass
+    late = 59000                                # in the last block of every n_jobs
+    for bad in ([list(t) for t in tokens],       # lists, not tuples
+                tokens[:late] + [("a", "b")] + tokens[late + 1:],      # 2 columns, not 3
+                tokens[:late] + [("a", 3, "c")] + tokens[late + 1:],   # a non-str value
+                tokens[:late] + [(Word("a"), "b", "c")] + tokens[late + 1:]):
+        assert _features.column_type_ids_threaded(bad, 3, [0, 1], n_jobs) is None
+    assert _features.column_type_ids_threaded(labels[:late] + [7] + labels[late + 1:], 1,
+                                              [0], n_jobs) is None
+    assert _features.column_type_ids_threaded([], 1, [0], n_jobs) is None
+    with pytest.raises(ValueError, match="column 3 out of range"):
+        _features.column_type_ids_threaded(tokens, 3, [3], n_jobs)
+    with pytest.raises(ValueError, match="n_jobs"):
+        _features.column_type_ids_threaded(tokens, 3, [0], 0)
+
+
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_threaded_fit_with_str_subclasses_and_lists_equals_one_thread(n_jobs):
+    """Tokens the threaded column pass leaves to the dict pass (a str subclass,
+    list tokens) give the features of n_jobs=1, and bad tokens the same
+    errors."""
+    class Word(str):
+        pass
+    train = _random_sentences(3500, seed=5)
+    assert sum(map(len, train)) > 4096 * n_jobs       # every thread gets a block
+    variants = ([s[:] for s in train[:-1]] + [[(Word(w), p) for w, p in train[-1]]],
+                [[list(t) for t in s] for s in train])
+    for sentences in variants:
+        X1, l1 = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos")).fit_transform(sentences)
+        Xn, ln = FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"),
+                                 n_jobs=n_jobs).fit_transform(sentences)
+        assert _same_csr(X1, Xn) and np.array_equal(l1, ln)
+    bad = train[:3200] + [[("a", "DT"), ("b", 3)]] + train[3201:]
+    for n in (1, n_jobs):
+        with pytest.raises(ValueError, match=r"sentence 3200, token 1: column 'pos' must be"):
+            FeatureTemplate(CRFSUITE_CHUNKING, ("w", "pos"), n_jobs=n).fit(bad)
+
+
 def test_key_table_adopt_parts_checks_its_input():
     from linclass._core import _features
     table = _features.KeyTable(3, 2)

@@ -402,7 +402,8 @@ def test_two_thread_fit_starts_the_labels_after_the_column_pass():
     """n_jobs > 1 encodes the labels in a thread released when the template pass
     reaches its nogil part: classes and features are those of n_jobs=1, in
     template, hashing and attribute (dict) mode, the signal is not left on the
-    fitted featurizer, and errors (labels' first) still propagate."""
+    fitted featurizer, and errors (labels' first) still propagate; labels
+    encoded in token blocks (partial_fit) have the codes of one block."""
     rng = np.random.default_rng(3)
     words = ["w%d" % i for i in range(300)]
     X = [[(words[i], "P%d" % (i % 7)) for i in rng.integers(0, 300, rng.integers(1, 12))]
@@ -427,6 +428,18 @@ def test_two_thread_fit_starts_the_labels_after_the_column_pass():
     with pytest.raises(ValueError, match="sentence 2 has"):
         SequenceTagger(features="chunking", n_jobs=2).fit(X, Y[:2] + [Y[2] + ["O"]] + Y[3:])
     bad = X[:5] + [[("a", "b", "c")]] + X[6:]
+    # labels in token blocks (more than 4096 tokens a thread): the codes of one thread
+    from linclass.sequence.tagger import _encode_label_sequences
+    big_X, big_Y = X * 4, Y * 4
+    assert sum(map(len, big_Y)) > 3 * 4096
+    ref = _encode_label_sequences(big_Y, big_X)
+    for n_jobs in (2, 3):
+        got = _encode_label_sequences(big_Y, big_X, n_jobs=n_jobs)
+        assert list(got[0]) == list(ref[0]) and got[1].dtype == np.int32
+        np.testing.assert_array_equal(got[1], ref[1])
+        late = big_Y[:-1] + [big_Y[-1][:-1] + [3]]
+        with pytest.raises(ValueError, match="labels must be strings, found 3"):
+            _encode_label_sequences(late, big_X, n_jobs=n_jobs)
     with pytest.raises(ValueError, match="columns"):
         SequenceTagger(features="chunking", n_jobs=2).fit(bad, Y[:5] + [["O"]] + Y[6:])
 
