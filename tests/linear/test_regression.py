@@ -150,7 +150,11 @@ def test_scaled_transpose():
     for n, d, tiles in ((70, 45, {}), (301, 260, {}), (1031, 131, {}),
                         (301, 260, dict(tile_rows=128, tile_cols=128)),
                         (37, 11, dict(tile_rows=1, tile_cols=1)),
-                        (37, 11, dict(tile_rows=5, tile_cols=3))):
+                        (37, 11, dict(tile_rows=5, tile_cols=3)),
+                        # even row counts (the non-temporal stores), with even
+                        # and odd tile heights (odd: plain stores)
+                        (512, 70, {}), (38, 11, dict(tile_rows=5, tile_cols=3)),
+                        (38, 11, dict(tile_rows=6, tile_cols=3))):
         X = rng.normal(size=(n, d))
         for v in (np.ones(n), rng.uniform(0.1, 2.0, size=n)):
             sq, sums = np.empty(d), np.empty(d)
