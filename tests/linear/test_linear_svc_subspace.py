@@ -5,36 +5,25 @@ is plain coordinate descent's and LIBLINEAR's, ``w`` stays the image of
 ``alpha``, the steps cut the passes on text-like data, they are skipped (the
 same bits as without) when the free variables outnumber half the columns, the
 estimator uses them for the hinge only, and bad values raise."""
+import functools
 import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from linclass._core import _linear_svm
 from linclass._validation import kernel_rows
 from linclass.linear import svm as svm_module
 from linclass.linear.svm import LinearSVC, svm_dual_objective, svm_primal_objective
 
+from .test_linear_svc_relax import _text_like as _relax_text_like
+
 LOSS = {"hinge": 1, "squared_hinge": 2}
 
 
-def _text_like(n=400, d=2000, k=6, seed=0):
-    """Sparse non-negative unit-norm rows (class-specific and shared terms),
-    many more columns than rows."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, k, n)
-    rows, cols, vals = [], [], []
-    for i in range(n):
-        own = rng.choice(d // k, 8, replace=False) + (d // k) * y[i]
-        shared = rng.choice(d, 25, replace=False)
-        c = np.unique(np.concatenate([own, shared]))
-        rows.extend([i] * len(c))
-        cols.extend(c)
-        vals.extend(rng.random(len(c)) + 0.1)
-    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return sp.csr_matrix(sp.diags(1.0 / norms) @ X), y
+# sparse non-negative unit-norm rows (class-specific and shared terms), here
+# with many more columns than rows
+_text_like = functools.partial(_relax_text_like, d=2000)
 
 
 def _solve(X, ysign, loss, every, C=1.0, tol=1e-9, max_iter=100000, shrinking=True, seed=3):
