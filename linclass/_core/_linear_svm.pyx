@@ -137,6 +137,23 @@ cdef enum:
     SUBSPACE_CG = 5            # conjugate-gradient steps of one free-set step
 
 
+cdef inline double cg_update(Py_ssize_t n, double a, double rr, double* x, double* r,
+                             double* d, const double* Hd) noexcept nogil:
+    """One conjugate-gradient update after the step length ``a``: x += a d,
+    r -= a Hd, then the next direction d = r + (r.r / rr) d; returns r.r
+    (the free-set step and the primal Newton finish share it)."""
+    cdef Py_ssize_t k
+    cdef double rr_new = 0.0, beta
+    for k in range(n):
+        x[k] += a * d[k]
+        r[k] -= a * Hd[k]
+        rr_new += r[k] * r[k]
+    beta = rr_new / rr
+    for k in range(n):
+        d[k] = r[k] + beta * d[k]
+    return rr_new
+
+
 cdef inline double zdot(const Rows* X, Py_ssize_t i, const double* u,
                         double bias) noexcept nogil:
     """[x_i, bias] . u"""
@@ -182,7 +199,7 @@ cdef bint free_set_step(const Rows* X, const double* ysign, DualVar* var, double
     cdef double* r
     cdef double* pp
     cdef double* q
-    cdef double rr, rr0, rr_new, pq, a, beta, gdel, dqd, step, x
+    cdef double rr, rr0, pq, a, gdel, dqd, step, x
     cdef bint ok = False
     for s in range(active):
         i = index[s]
@@ -234,15 +251,7 @@ cdef bint free_set_step(const Rows* X, const double* ysign, DualVar* var, double
         if pq <= 0.0:
             break
         a = rr / pq
-        rr_new = 0.0
-        for c in range(nf):
-            dd[c] += a * pp[c]
-            r[c] -= a * q[c]
-            rr_new += r[c] * r[c]
-        beta = rr_new / rr
-        rr = rr_new
-        for c in range(nf):
-            pp[c] = r[c] + beta * pp[c]
+        rr = cg_update(nf, a, rr, dd, r, pp, q)
     # the change projected onto the box, u = its w change, and the dual along it:
     # f(step) - f(0) = step G.delta + step^2 / 2 (|u|^2 + sum D delta^2)
     memset(u, 0, d1 * sizeof(double))
@@ -1205,7 +1214,7 @@ def l2svm_newton(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef double* q = &vec[3, 0]
     cdef double* Hq = &vec[4, 0]
     cdef Py_ssize_t i, k, it = 0, n_cg = 0, n_act, cg_it, ls
-    cdef double xi, gnorm0 = 0.0, gnorm, rr, rr_new, qHq, a, beta
+    cdef double xi, gnorm0 = 0.0, gnorm, rr, qHq, a
     cdef double wp, pp, t, lo, hi, der, sec, t_new, der0
     with nogil:
         # ||g(0)||: g(0) = -2 sum_i C_i s_i [x_i, bias]
@@ -1250,15 +1259,7 @@ def l2svm_newton(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
                 for k in range(d1):
                     qHq += q[k] * Hq[k]
                 a = rr / qHq
-                rr_new = 0.0
-                for k in range(d1):
-                    p[k] += a * q[k]
-                    r[k] -= a * Hq[k]
-                    rr_new += r[k] * r[k]
-                beta = rr_new / rr
-                rr = rr_new
-                for k in range(d1):
-                    q[k] = r[k] + beta * q[k]
+                rr = cg_update(d1, a, rr, p, r, q, Hq)
                 cg_it += 1
             n_cg += cg_it
             # exact line search along p: phi'(t) = 0, bracketed
