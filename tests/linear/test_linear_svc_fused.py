@@ -5,6 +5,7 @@ conditions, liblinear's solution); a class's result is the same bits whatever
 classes run with it (so every n_jobs gives the same model); warm starts, zero
 costs, more than 64 classes and bad shapes."""
 import ctypes
+import functools
 import warnings
 
 import numpy as np
@@ -16,16 +17,13 @@ from linclass._validation import kernel_rows
 from linclass.linear import svm as svm_module
 from linclass.linear.svm import LinearSVC, svm_dual_objective, svm_primal_objective
 
+from .test_linear_svc_ovr import _blobs as _ovr_blobs
+
 LOSS = {"hinge": 1, "squared_hinge": 2}
 
 
-def _blobs(n=260, d=14, k=9, seed=0, spread=2.5, density=0.6):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(size=(k, d))
-    y = rng.integers(0, k, n)
-    X = centers[y] + spread * rng.normal(size=(n, d)) / np.sqrt(d)
-    X[rng.random(X.shape) > density] = 0.0
-    return X, y
+# Gaussian blobs with zeroed entries, 9 classes by default here
+_blobs = functools.partial(_ovr_blobs, n=260, d=14, k=9)
 
 
 def _fused(X, y, classes, loss, C=1.0, tol=1e-8, max_iter=20000, shrinking=True, seed=7,

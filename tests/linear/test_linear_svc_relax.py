@@ -36,13 +36,16 @@ def _text_like(n=400, d=900, k=6, seed=0):
     return sp.csr_matrix(sp.diags(1.0 / norms) @ X), y
 
 
-def _binary(X, ysign, loss, relax, C=1.0, tol=1e-9, max_iter=50000, shrinking=True, seed=3):
+def _binary(X, ysign, loss, relax, C=1.0, tol=1e-9, max_iter=50000, shrinking=True, seed=3,
+            **kernel_kw):
+    """`dual_cd_svc` from zero on one binary problem (``kernel_kw``: its other
+    arguments); returns (w, alpha, passes, violation)."""
     n, d = X.shape
     w, alpha = np.zeros(d + 1), np.zeros(n)
     n_iter, viol = _linear_svm.dual_cd_svc(
         **kernel_rows(X), n_samples=n, n_features=d, ysign=ysign, cost=np.full(n, C),
         loss=LOSS[loss], bias=1.0, w=w, alpha=alpha, tol=tol, max_iter=max_iter,
-        shrinking=shrinking, seed=seed, relax=relax)
+        shrinking=shrinking, seed=seed, relax=relax, **kernel_kw)
     return w, alpha, n_iter, viol
 
 

@@ -12,28 +12,20 @@ import numpy as np
 import pytest
 
 from linclass._core import _linear_svm
-from linclass._validation import kernel_rows
 from linclass.linear import svm as svm_module
 from linclass.linear.svm import LinearSVC, svm_dual_objective, svm_primal_objective
 
+from .test_linear_svc_relax import _binary
 from .test_linear_svc_relax import _text_like as _relax_text_like
-
-LOSS = {"hinge": 1, "squared_hinge": 2}
-
 
 # sparse non-negative unit-norm rows (class-specific and shared terms), here
 # with many more columns than rows
 _text_like = functools.partial(_relax_text_like, d=2000)
 
 
-def _solve(X, ysign, loss, every, C=1.0, tol=1e-9, max_iter=100000, shrinking=True, seed=3):
-    n, d = X.shape
-    w, alpha = np.zeros(d + 1), np.zeros(n)
-    n_iter, viol = _linear_svm.dual_cd_svc(
-        **kernel_rows(X), n_samples=n, n_features=d, ysign=ysign, cost=np.full(n, C),
-        loss=LOSS[loss], bias=1.0, w=w, alpha=alpha, tol=tol, max_iter=max_iter,
-        shrinking=shrinking, seed=seed, subspace_every=every)
-    return w, alpha, n_iter, viol
+def _solve(X, ysign, loss, every, max_iter=100000, **kw):
+    """Plain steps (relax 1) with a free-set step after every ``every`` passes."""
+    return _binary(X, ysign, loss, 1.0, max_iter=max_iter, subspace_every=every, **kw)
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
