@@ -65,18 +65,23 @@ cdef inline void row_axpy(double alpha, const double* values, const int* indices
             w[indices[k]] += alpha * values[k]
 
 
+cdef inline bint values_all_one(const double* values, Py_ssize_t n) noexcept nogil:
+    """Whether values[0:n] are all 1.0 (stops at the first other value)."""
+    cdef Py_ssize_t k
+    for k in range(n):
+        if values[k] != 1.0:
+            return False
+    return True
+
+
 cdef inline bint rows_unit_values(const Rows* X) noexcept nogil:
     """Whether X is CSR and every stored value is 1.0 (indicator features,
     e.g. a9a, w8a): such rows can be walked by their column indices alone
     (``1.0 * x == x`` and ``a * 1.0 == a`` exactly: the same bits with a third
     of the memory traffic per entry).  Stops at the first other value."""
-    cdef Py_ssize_t k
     if X.indptr == NULL:
         return False
-    for k in range(X.indptr[X.n_rows]):
-        if X.data[k] != 1.0:
-            return False
-    return True
+    return values_all_one(X.data, X.indptr[X.n_rows])
 
 
 cdef inline void row_axpy_unit(double alpha, const int* indices, Py_ssize_t nnz,

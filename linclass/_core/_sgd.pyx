@@ -41,7 +41,8 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from linclass._core._rows cimport Rows, rows_get, rows_unit_values
+from linclass._core._rows cimport Rows, rows_get, rows_unit_values, values_all_one
+from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
 from linclass._core._random cimport Rng, rng_seed, rng_next, rng_shuffle32
@@ -559,14 +560,10 @@ cdef bint unit_values(data, bint is_sparse) except -1:
     with a third of the memory traffic per entry.  Stops at the first other
     value, so other inputs pay almost nothing for the check."""
     cdef const double[::1] values
-    cdef Py_ssize_t m
     if not is_sparse:
         return False
     values = data
-    for m in range(values.shape[0]):
-        if values[m] != 1.0:
-            return False
-    return True
+    return values.shape[0] == 0 or values_all_one(&values[0], values.shape[0])
 
 
 cdef inline void fold_scale(double* v, double* scale, double* avg_a,
@@ -773,6 +770,8 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     cdef bint unit = all_ones(weight)
     cdef bint index_only = (rows_unit_values(&X) if unit_x is None
                             else (bool(unit_x) and is_sparse))
+    if LINCLASS_DEBUG_CHECKS and index_only and not rows_unit_values(&X):
+        raise ValueError("sgd_epoch: unit_x is True but a stored value is not 1.0")
     rng_seed(&rng, seed)
     with nogil:
         if shuffle:

@@ -77,3 +77,23 @@ def test_sequence_kernel_accepts_valid_indices():
     args = _viterbi_arguments([0, 2, 1])
     viterbi_batch(**args)
     assert args["out"].tolist() == [0, 0, 0]        # all scores 0: ties go to label 0
+
+
+def test_sgd_epoch_refuses_a_wrong_unit_x_claim():
+    """``sgd_epoch(unit_x=True)`` (the caller's claim that every stored value is
+    1.0, which makes the epoch skip the values) is checked under the debug build."""
+    import numpy as np
+    from linclass._core import _sgd
+    n, d = 4, 3
+    args = dict(data=np.array([1.0, 2.0, 1.0, 1.0]), indices=np.array([0, 1, 2, 0], np.int32),
+                indptr=np.arange(n + 1, dtype=np.int32), is_sparse=True, n_samples=n,
+                n_features=d, ysign=np.array([1.0, -1.0, 1.0, -1.0]), weight=np.ones(n),
+                order=np.arange(n, dtype=np.int32), shuffle=False, seed=0, loss=0,
+                learning_rate=0, eta0=0.1, power_t=0.5, t0=1.0, alpha=1e-3, l1_ratio=0.0,
+                intercept_decay=1.0, fit_intercept=True, averaging=False, average_start=0.0,
+                w=np.zeros(d), avg_sum=np.zeros(1), l1_q=np.zeros(1),
+                state=np.array([1.0, 0, 0, 0, 0, 0]), compute_loss=False)
+    with pytest.raises(ValueError, match="unit_x"):
+        _sgd.sgd_epoch(**args, unit_x=True)
+    status, _ = _sgd.sgd_epoch(**args, unit_x=None)
+    assert status == 0
