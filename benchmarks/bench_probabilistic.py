@@ -236,7 +236,8 @@ def _a9a_liblinear_equal_objective(X, y01, yl, C, repeat, liblinear):
             w, b = -w, -b
         return w[None, :], [b]
 
-    target = _objective(X, y01, *(lambda m: (m.coef_, m.intercept_))(ours()), C, True)
+    first = ours()
+    target = _objective(X, y01, first.coef_, first.intercept_, C, True)
     for eps in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
         ll_obj = _objective(X, y01, *peer_at(eps), C, True)
         if ll_obj <= target * (1 + 1e-5):
