@@ -23,6 +23,14 @@ Class priors are learned (relative weighted class frequencies), uniform
 (``fit_prior=False``) or given (``class_prior``).  Probabilities are computed in
 log space with log-sum-exp, so long documents do not underflow.
 
+The (n_classes, n_features) tables (``feature_count_``, ``feature_log_prob_``,
+``feature_log_prob_absent_``) are Fortran-ordered: each feature's class entries
+are contiguous, which keeps the rows of frequent words in cache while counting
+and scoring sparse text (see ``linclass._core._naive_bayes``).  Sparse input is
+scored by a kernel that adds each row's entries in scipy's order (the same
+bits as ``X @ feature_log_prob_.T``), and Bernoulli's binarisation happens as
+the kernels read X, without a binarised copy.
+
 References
 ----------
 McCallum, A. & Nigam, K. (1998). A comparison of event models for naive Bayes
@@ -46,19 +54,10 @@ from ..base import BaseEstimator, ClassifierMixin
 __all__ = ["MultinomialNB", "BernoulliNB"]
 
 
-def _log_smoothed(counts, shift, log_den, totals=None):
-    """``np.log(counts + shift) - log_den[:, None]`` or, with per-class ``totals``,
-    ``np.log(totals[:, None] - counts + shift) - log_den[:, None]``, in one pass
-    that takes logarithms only where a count is not 0 (see
-    ``_naive_bayes.log_smoothed``)."""
-    counts = np.ascontiguousarray(counts, dtype=np.float64)
-    out = np.empty_like(counts)
-    log_den = np.ascontiguousarray(np.broadcast_to(log_den, (counts.shape[0],)),
-                                   dtype=np.float64)
-    absent = totals is not None
-    totals = np.ascontiguousarray(totals if absent else log_den, dtype=np.float64).ravel()
-    _naive_bayes.log_smoothed(counts, float(shift), totals, absent, log_den, out)
-    return out
+def _feature_major(table):
+    """A (K, n_features) table as the C-contiguous (n_features, K) array the
+    kernels read (no copy for the Fortran-ordered tables ``fit`` stores)."""
+    return np.ascontiguousarray(np.asarray(table, dtype=np.float64).T)
 
 
 class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
@@ -74,8 +73,13 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     # -- input -------------------------------------------------------------
     def _prepare_X(self, X):
-        """Validated X in the form the model counts (binarised for Bernoulli)."""
+        """Validated X (Bernoulli's kernels binarise it as they read it)."""
         return check_array(X)
+
+    def _binarize_threshold(self):
+        """(binarize, threshold) for the kernels: count and score ``[x > threshold]``
+        instead of ``x`` when ``binarize``."""
+        return False, 0.0
 
     def _check_params(self):
         if self.m is None:
@@ -158,27 +162,30 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.n_features_in_ = n_features
         self.class_count_ = np.zeros(len(classes))
-        self.feature_count_ = np.zeros((len(classes), n_features))
+        # feature-major storage (see linclass._core._naive_bayes), seen as (K, n_features)
+        self.feature_count_ = np.zeros((n_features, len(classes))).T
 
     def _count(self, X, codes, sample_weight):
         """class_count_ += weighted class counts; feature_count_ += Y.T @ X."""
         n_classes = len(self.classes_)
+        counts = self.feature_count_.T
+        if not (counts.flags.c_contiguous and counts.flags.writeable
+                and counts.dtype == np.float64):     # e.g. a loaded model's C-ordered counts
+            self.feature_count_ = np.asfortranarray(self.feature_count_, dtype=np.float64)
+            counts = self.feature_count_.T
+        binarize, threshold = self._binarize_threshold()
         _naive_bayes.count_features(y=np.ascontiguousarray(codes, dtype=np.int32),
-                                    sample_weight=sample_weight, counts=self.feature_count_,
-                                    **rows_args(X))
+                                    sample_weight=sample_weight, binarize=binarize,
+                                    threshold=threshold, counts=counts, **rows_args(X))
         self.class_count_ += np.bincount(codes, weights=sample_weight, minlength=n_classes)
 
-    def _smoothed(self, counts, totals, n_values):
-        """theta = smoothed counts / smoothed totals (Lidstone or m-estimate)."""
-        if self.m is None:
-            denominator = totals + self.alpha * n_values
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return _log_smoothed(counts, self.alpha, np.log(denominator).ravel())
+    def _m_estimate(self, counts, totals, n_values):
+        """log theta of the m-estimate, (K, n_features) Fortran-ordered:
+        log(counts + m p) - log(totals + m)."""
         prior = self._prior_p(counts.shape[1], n_values)
-        numerator = counts + self.m * prior
-        denominator = totals + self.m
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(numerator) - np.log(denominator)
+            return np.asfortranarray(np.log(counts + self.m * prior)
+                                     - np.log(totals[:, None] + self.m))
 
     def _prior_p(self, n_features, n_values):
         if self.prior_p is None:
@@ -224,6 +231,24 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         X = self._prepare_X(X)
         check_n_features(X, self.n_features_in_, owner=self)
         return X
+
+    def _scores(self, X, table, minus=None):
+        """``X @ (table - minus)`` (``minus`` optional) for the feature-major
+        (n_features, K) tables, X read as the model counts it (binarised by
+        Bernoulli); sparse X by the prefetching kernel, in scipy's sum order."""
+        binarize, threshold = self._binarize_threshold()
+        if sp.issparse(X):
+            out = np.empty((X.shape[0], table.shape[1]))
+            if X.shape[0]:
+                args = rows_args(X)
+                _naive_bayes.sparse_scores(data=args["data"], indices=args["indices"],
+                                           indptr=args["indptr"], n_rows=X.shape[0],
+                                           table=table, minus=minus, binarize=binarize,
+                                           threshold=threshold, out=out)
+            return out
+        if binarize:
+            X = (X > threshold).astype(np.float64)
+        return np.asarray(X @ (table if minus is None else table - minus))
 
     def predict_joint_log_proba(self, X):
         """``log P(x, y)`` up to a per-sample constant, shape (n_samples, n_classes)."""
@@ -282,9 +307,17 @@ class MultinomialNB(_BaseDiscreteNB):
         return X
 
     def _update_parameters(self):
-        totals = self.feature_count_.sum(axis=1, keepdims=True)
-        self.feature_log_prob_ = self._smoothed(self.feature_count_, totals,
-                                                self.feature_count_.shape[1])
+        counts = _feature_major(self.feature_count_)
+        totals = counts.sum(axis=0)
+        n_features = counts.shape[0]
+        if self.m is None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_den = np.log(totals + self.alpha * n_features)
+            table = np.empty_like(counts)
+            _naive_bayes.multinomial_tables(counts, float(self.alpha), log_den, table)
+            self.feature_log_prob_ = table.T
+        else:
+            self.feature_log_prob_ = self._m_estimate(counts.T, totals, n_features)
         self._update_class_log_prior()
 
     def _joint_log_likelihood(self, X):
@@ -292,7 +325,7 @@ class MultinomialNB(_BaseDiscreteNB):
         if not self._smoothing_positive() and np.isneginf(flp).any():
             # maximum likelihood with unseen features: 0 * log 0 counts as 0
             flp = np.where(np.isneginf(flp), -1e300, flp)
-        return np.asarray(X @ np.ascontiguousarray(flp.T)) + self.class_log_prior_
+        return self._scores(X, _feature_major(flp)) + self.class_log_prior_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -340,30 +373,27 @@ class BernoulliNB(_BaseDiscreteNB):
                 or np.isnan(self.binarize)):
             raise ValueError("binarize must be a number or None, got %r" % (self.binarize,))
 
-    def _prepare_X(self, X):
-        X = check_array(X)
-        if self.binarize is None:
-            return X
+    def _binarize_threshold(self):
         self._check_params()
-        if sp.issparse(X):
-            X = X.copy()
-            X.data = (X.data > self.binarize).astype(np.float64)
-            X.eliminate_zeros()
-            return X
-        return (X > self.binarize).astype(np.float64)
+        if self.binarize is None:
+            return False, 0.0
+        return True, float(self.binarize)
 
     def _update_parameters(self):
-        totals = self.class_count_[:, None]
-        self.feature_log_prob_ = self._smoothed(self.feature_count_, totals, 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if self.m is None:
-                # log((n_y - n_yj + alpha) / (n_y + 2 alpha)) directly: exact for theta ~ 1
-                log_absent = _log_smoothed(self.feature_count_, self.alpha,
-                                           np.log(totals + 2 * self.alpha).ravel(),
-                                           totals=totals.ravel())
-            else:
-                log_absent = np.log1p(-np.exp(self.feature_log_prob_))
-        self.feature_log_prob_absent_ = log_absent
+        counts = _feature_major(self.feature_count_)
+        totals = np.ascontiguousarray(self.class_count_, dtype=np.float64)
+        if self.m is None:
+            # log((n_y - n_yj + alpha) / (n_y + 2 alpha)) directly: exact for theta ~ 1
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_den = np.log(totals + 2 * self.alpha)
+            present, absent = np.empty_like(counts), np.empty_like(counts)
+            _naive_bayes.bernoulli_tables(counts, float(self.alpha), totals, log_den,
+                                          present, absent)
+            self.feature_log_prob_, self.feature_log_prob_absent_ = present.T, absent.T
+        else:
+            self.feature_log_prob_ = self._m_estimate(counts.T, totals, 2)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.feature_log_prob_absent_ = np.log1p(-np.exp(self.feature_log_prob_))
         self._update_class_log_prior()
 
     def _joint_log_likelihood(self, X):
@@ -372,5 +402,6 @@ class BernoulliNB(_BaseDiscreteNB):
             present = np.where(np.isneginf(present), -1e300, present)
             absent = np.where(np.isneginf(absent), -1e300, absent)
         # sum_j x_j log p_j + (1 - x_j) log(1 - p_j) = x . (log p - log(1 - p)) + sum_j log(1 - p_j)
-        return (np.asarray(X @ (present - absent).T)
-                + absent.sum(axis=1) + self.class_log_prior_)
+        absent = _feature_major(absent)
+        return (self._scores(X, _feature_major(present), absent)
+                + absent.sum(axis=0) + self.class_log_prior_)

@@ -161,10 +161,11 @@ def test_save_and_load(tmp_path):
 
 @pytest.mark.parametrize("alpha", [1.0, 0.01])
 def test_sparse_counts_equal_scikit_learn_parameters_and_predictions(alpha):
-    """Log-probabilities taken only where a count is not 0 (``_log_smoothed``)
-    equal the direct form and scikit-learn's parameters; identical predictions."""
+    """Log-probabilities taken only where a count is not 0 (the feature-major
+    table kernels) equal the direct form and scikit-learn's parameters;
+    identical predictions."""
     skl = pytest.importorskip("sklearn.naive_bayes")
-    from linclass.linear.naive_bayes import _log_smoothed
+    from linclass._core import _naive_bayes
     rng = np.random.default_rng(5)
     X = sp.random(300, 400, density=0.05, random_state=5, format="csr",
                   data_rvs=lambda n: rng.integers(1, 6, n).astype(float))
@@ -179,12 +180,98 @@ def test_sparse_counts_equal_scikit_learn_parameters_and_predictions(alpha):
         np.testing.assert_array_equal(ours.predict(Xt), peer.predict(Xt))
         np.testing.assert_allclose(ours.predict_log_proba(Xt), peer.predict_log_proba(Xt),
                                    rtol=1e-10, atol=1e-10)
-    counts = np.zeros((3, 50))
+    counts = np.zeros((50, 3))                      # feature-major (n_features, K)
     counts[rng.random(counts.shape) < 0.2] = 3.0
-    totals = counts.sum(axis=1) + 7.0
+    totals = counts.sum(axis=0) + 7.0
     logden = rng.normal(size=3)
-    np.testing.assert_allclose(_log_smoothed(counts, 0.5, logden),
-                               np.log(counts + 0.5) - logden[:, None], rtol=1e-15)
-    np.testing.assert_allclose(_log_smoothed(counts, 0.5, logden, totals=totals),
-                               np.log(totals[:, None] - counts + 0.5) - logden[:, None],
-                               rtol=1e-15)
+    out, absent = np.empty_like(counts), np.empty_like(counts)
+    _naive_bayes.multinomial_tables(counts, 0.5, logden, out)
+    np.testing.assert_allclose(out, np.log(counts + 0.5) - logden, rtol=1e-15)
+    _naive_bayes.bernoulli_tables(counts, 0.5, totals, logden, out, absent)
+    np.testing.assert_allclose(out, np.log(counts + 0.5) - logden, rtol=1e-15)
+    np.testing.assert_allclose(absent, np.log(totals - counts + 0.5) - logden, rtol=1e-15)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _naive_bayes.bernoulli_tables(counts, 0.5, totals, logden, out, absent[:10])
+
+
+def test_sparse_scores_are_scipys_product_bit_for_bit():
+    """The prefetching score kernel adds a row's entries in their stored order,
+    as scipy's ``csr @ dense`` does: the same bits, with or without a subtracted
+    table and with binarisation (= the product with a binarised copy), for
+    unsorted rows, empty rows and rows shorter than the prefetch distance."""
+    from linclass._core import _naive_bayes
+    rng = np.random.default_rng(11)
+    X = sp.random(200, 3000, density=0.01, random_state=2, format="csr",
+                  data_rvs=lambda n: rng.normal(size=n))
+    X = X[rng.permutation(200)]
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    for i in range(0, 200, 7):                      # shuffle some rows' entries
+        a, b = X.indptr[i], X.indptr[i + 1]
+        order = a + rng.permutation(b - a)
+        X.indices[a:b], X.data[a:b] = X.indices[order], X.data[order]
+    X.has_sorted_indices = False
+    for K in (1, 3, 20):
+        table, minus = rng.normal(size=(3000, K)), rng.normal(size=(3000, K))
+        out = np.empty((200, K))
+        args = dict(data=X.data, indices=X.indices, indptr=X.indptr, n_rows=200, out=out)
+        _naive_bayes.sparse_scores(table=table, minus=None, binarize=False, threshold=0.0,
+                                   **args)
+        np.testing.assert_array_equal(out, X @ table)
+        _naive_bayes.sparse_scores(table=table, minus=minus, binarize=False, threshold=0.0,
+                                   **args)
+        np.testing.assert_array_equal(out, X @ (table - minus))
+        binary = X.copy()
+        binary.data = (binary.data > 0.3).astype(np.float64)
+        binary.eliminate_zeros()
+        _naive_bayes.sparse_scores(table=table, minus=minus, binarize=True, threshold=0.3,
+                                   **args)
+        np.testing.assert_array_equal(out, binary @ (table - minus))
+    with pytest.raises(ValueError, match="past"):
+        _naive_bayes.sparse_scores(data=X.data[:5], indices=X.indices, indptr=X.indptr,
+                                   n_rows=200, table=table, minus=None, binarize=False,
+                                   threshold=0.0, out=out)
+
+
+@pytest.mark.parametrize("binarize", [0.0, 1.5])
+def test_bernoulli_binarises_as_it_reads_bit_for_bit(binarize):
+    """Counting and scoring ``[x > binarize]`` inside the kernels gives the bits
+    of the model fitted and evaluated on an explicitly binarised copy, sparse
+    or dense."""
+    rng = np.random.default_rng(4)
+    X = sp.random(150, 60, density=0.2, random_state=3, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 4, n).astype(float))
+    y = rng.integers(0, 3, 150)
+    w = rng.uniform(0.5, 2.0, 150)
+    binary = X.copy()
+    binary.data = (binary.data > binarize).astype(np.float64)
+    binary.eliminate_zeros()
+    reference = BernoulliNB(binarize=None).fit(binary, y, sample_weight=w)
+    for Xin in (X, X.toarray()):
+        model = BernoulliNB(binarize=binarize).fit(Xin, y, sample_weight=w)
+        np.testing.assert_array_equal(model.feature_count_, reference.feature_count_)
+        np.testing.assert_array_equal(model.feature_log_prob_, reference.feature_log_prob_)
+        np.testing.assert_array_equal(model.predict_joint_log_proba(X),
+                                      reference.predict_joint_log_proba(binary))
+    np.testing.assert_allclose(model.predict_joint_log_proba(X.toarray()),
+                               reference.predict_joint_log_proba(binary), rtol=1e-12)
+
+
+def test_tables_are_feature_major_views_and_partial_fit_accepts_any_order():
+    """``feature_count_`` and ``feature_log_prob_`` are (K, n_features) views of
+    feature-major arrays; a model whose counts were set C-ordered (as a loaded
+    model's may be) keeps counting correctly."""
+    rng = np.random.default_rng(1)
+    X = rng.poisson(0.7, size=(80, 12)).astype(float)
+    y = rng.integers(0, 3, 80)
+    for Model in (MultinomialNB, BernoulliNB):
+        model = Model().fit(X, y)
+        assert model.feature_count_.shape == model.feature_log_prob_.shape == (3, 12)
+        assert model.feature_count_.T.flags.c_contiguous
+        assert model.feature_log_prob_.T.flags.c_contiguous
+        streamed = Model().partial_fit(X[:40], y[:40], classes=[0, 1, 2])
+        streamed.feature_count_ = np.ascontiguousarray(streamed.feature_count_)
+        streamed.partial_fit(X[40:], y[40:])
+        np.testing.assert_array_equal(streamed.feature_count_, model.feature_count_)
+        np.testing.assert_allclose(streamed.feature_log_prob_, model.feature_log_prob_,
+                                   rtol=1e-15)
