@@ -181,7 +181,10 @@ def test_sparse_counts_equal_scikit_learn_parameters_and_predictions(alpha):
         np.testing.assert_allclose(ours.predict_log_proba(Xt), peer.predict_log_proba(Xt),
                                    rtol=1e-10, atol=1e-10)
     counts = np.zeros((50, 3))                      # feature-major (n_features, K)
-    counts[rng.random(counts.shape) < 0.2] = 3.0
+    counts[rng.random(counts.shape) < 0.2] = 3.0    # small whole counts: from the tables
+    counts[rng.random(counts.shape) < 0.1] = 255.0
+    counts[rng.random(counts.shape) < 0.1] = 256.0  # the rest: direct logarithms
+    counts[rng.random(counts.shape) < 0.1] = 2.5
     totals = counts.sum(axis=0) + 7.0
     logden = rng.normal(size=3)
     out, absent = np.empty_like(counts), np.empty_like(counts)
