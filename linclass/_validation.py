@@ -29,7 +29,11 @@ def _describe(obj):
     return type(obj).__name__
 
 
-def _check_finite(values, name):
+def check_finite_values(values, name):
+    """Raise ``ValueError`` naming the first NaN or infinity of ``values`` (a
+    numpy array, or the values of a sparse matrix)."""
+    if sp.issparse(values):
+        values = values.data
     if values.size >= 4096 and values.dtype.kind == "f" and values.flags.c_contiguous:
         # fast path: one BLAS dot of the values with themselves is finite when every
         # value is (NaN and infinity propagate; an overflow of the squares only sends
@@ -46,7 +50,8 @@ def _check_finite(values, name):
 
 
 def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
-                ensure_2d=True, dtype=np.float64, copy=False, accept_unsorted=False):
+                ensure_2d=True, dtype=np.float64, copy=False, accept_unsorted=False,
+                finite=True):
     """Validate a data matrix and return it in canonical form.
 
     Parameters
@@ -71,6 +76,10 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         copy-and-sort (its ``has_sorted_indices`` stays False); duplicates
         are still summed (on a copy).  Default: every non-canonical matrix is
         copied, sorted and summed.
+    finite : bool, default=True
+        Check that every value is finite.  ``False`` only for a caller that
+        checks it on a pass over ``X`` of its own before anything else reads
+        ``X`` (the dense lasso's transposed copy, ``fit_lasso``).
     """
     if sp.issparse(X):
         if not accept_sparse:
@@ -96,7 +105,8 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         X.data = np.ascontiguousarray(X.data, dtype=dtype)
         X.indices = np.ascontiguousarray(X.indices, dtype=np.int32)
         X.indptr = np.ascontiguousarray(X.indptr, dtype=np.int32)
-        _check_finite(X.data, name)
+        if finite:
+            check_finite_values(X.data, name)
     else:
         if isinstance(X, (str, bytes)) or X is None:
             raise TypeError("%s must be an array-like or a scipy.sparse matrix, "
@@ -125,7 +135,8 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
                                  "dimensions" % (name, arr.ndim))
         X = np.array(arr, dtype=dtype, order="C", copy=True) if copy else \
             np.ascontiguousarray(arr, dtype=dtype)
-        _check_finite(X, name)
+        if finite:
+            check_finite_values(X, name)
     if ensure_2d:
         n_samples, n_features = X.shape
         if n_samples == 0 and not allow_empty:
@@ -340,7 +351,7 @@ def check_sample_weight(sample_weight, n_samples):
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError("sample_weight must have shape (%d,), got %r"
                          % (n_samples, w.shape))
-    _check_finite(w, "sample_weight")
+    check_finite_values(w, "sample_weight")
     if (w < 0).any():
         raise ValueError("sample_weight has negative entries (first at %d)"
                          % np.flatnonzero(w < 0)[0])
@@ -411,11 +422,11 @@ def check_is_fitted(estimator, attributes=None):
                              % type(estimator).__name__)
 
 
-def check_X(X, name="X", *, accept_unsorted=False):
+def check_X(X, name="X", *, accept_unsorted=False, finite=True):
     """:func:`linclass._validation.check_array` with scikit-learn's wording for
     the cases its estimator checks match on (complex values, 1-D input, zero
     features, non-numeric objects); everything else is check_array's
-    (``accept_unsorted`` is passed on)."""
+    (``accept_unsorted`` and ``finite`` are passed on)."""
     if X is not None and not isinstance(X, (str, bytes)):
         if sp.issparse(X):
             kind, shape = X.dtype.kind, X.shape
@@ -438,7 +449,7 @@ def check_X(X, name="X", *, accept_unsorted=False):
         if len(shape) == 2 and shape[1] == 0:
             raise ValueError("%s has 0 feature(s) (shape=(%d, 0)) while a minimum of 1 is "
                              "required." % (name, shape[0]))
-    return check_array(X, name=name, accept_unsorted=accept_unsorted)
+    return check_array(X, name=name, accept_unsorted=accept_unsorted, finite=finite)
 
 
 def check_classification_data(X, y, sample_weight=None, *, min_classes=2,

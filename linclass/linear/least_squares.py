@@ -38,7 +38,7 @@ from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
 from .._validation import (check_classification_data, class_weight_per_sample,
                            kernel_rows)
 from .._validation import blas_threads, check_positive
-from .._validation import check_finite_fit, check_no_overflow
+from .._validation import check_finite_fit, check_finite_values, check_no_overflow
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 
@@ -637,20 +637,27 @@ def solve_lasso(op, Yt, alpha, tol, max_iter, W0=None, n_jobs=None, design=None,
     return np.column_stack([r[0] for r in results]), results
 
 
-def fit_lasso(est, X, op, Yt, owner):
+def fit_lasso(est, X, op, Yt, owner, finite_checked=True):
     """The fit both lasso estimators share: validate the parameters, warm-start
     from ``est.coef_`` when asked and its shape fits, solve, set ``n_iter_`` and
     warn when a column did not converge.  Returns ``(coef, gaps)`` with ``coef``
-    of shape (n_features, n_targets)."""
+    of shape (n_features, n_targets).  ``finite_checked=False``: ``X`` comes
+    from ``check_X(..., finite=False)``; its values are checked here before a
+    kernel reads them (from the dense transposed copy's squared column norms
+    when there is one: a NaN or an infinity makes its column's norm one)."""
     # dense X, unit weights, naive updates: the overflow check is the sum of the
     # squared column norms the transposed copy of lasso_design computes anyway
     # (the same sum as check_no_overflow's, without its extra pass over X)
     fused = (not sp.issparse(X) and np.all(op.v == 1.0)
              and lasso_updates(X, est.precompute, Yt.shape[1]) == "naive")
     if not fused:
+        if not finite_checked:
+            check_finite_values(X, "X")
         check_no_overflow(X, est)
     design = lasso_design(op, est.precompute, Yt.shape[1])
     if fused and not np.isfinite(design[1][1].sum()):
+        if not finite_checked:
+            check_finite_values(X, "X")                        # NaN or infinity: named
         check_no_overflow(X, est)                             # raises, naming the values
     W0 = None
     prev = getattr(est, "coef_", None)

@@ -44,9 +44,10 @@ from .least_squares import (_CenteredOperator, blas_context, check_lasso_params,
 __all__ = ["LinearRegression", "Ridge", "Lasso", "lasso_path"]
 
 
-def _check_regression_data(X, y, sample_weight):
-    """(X, Y (n, k) float64, was_1d, sw) with finite targets, one row per sample."""
-    X = check_X(X)
+def _check_regression_data(X, y, sample_weight, finite=True):
+    """(X, Y (n, k) float64, was_1d, sw) with finite targets, one row per sample
+    (``finite=False``: X's values are left for the caller to check)."""
+    X = check_X(X, finite=finite)
     if y is None:
         raise ValueError("this regressor requires y to be passed, but the target y is None")
     try:
@@ -239,9 +240,10 @@ class Lasso(_LinearRegressionBase):
         """Fit by coordinate descent (returns self)."""
         check_lasso_params(self)
         with blas_context(self.n_jobs):
-            X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
+            # X's values are checked by fit_lasso, on the pass its transposed copy makes
+            X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight, finite=False)
             op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
-            coef, gaps = fit_lasso(self, X, op, Yt, "Lasso")
+            coef, gaps = fit_lasso(self, X, op, Yt, "Lasso", finite_checked=False)
         self._publish(X, coef, ybar, op.mu, was_1d)
         self.dual_gap_ = float(gaps[0]) if was_1d else gaps
         return self

@@ -493,15 +493,41 @@ def test_check_finite_fast_path_still_exact():
     # the BLAS-dot fast path (C-contiguous float arrays of >= 4096 values): NaN and
     # +-infinity anywhere still raise with their position; finite values whose
     # squares overflow (float64 and float32) are accepted by the exact check
-    from linclass._validation import _check_finite
+    from linclass._validation import check_finite_values
     for dtype in (np.float64, np.float32):
         X = np.ones((80, 60), dtype=dtype)
-        _check_finite(X, "X")
+        check_finite_values(X, "X")
         for bad, kind in ((np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")):
             Y = X.copy()
             Y[41, 17] = bad
             with pytest.raises(ValueError, match="X contains %s .*position %d" % (kind, 41 * 60 + 17)):
-                _check_finite(Y, "X")
-        _check_finite(X * np.finfo(dtype).max / 2, "X")
+                check_finite_values(Y, "X")
+        check_finite_values(X * np.finfo(dtype).max / 2, "X")
     with pytest.raises(ValueError, match="X contains NaN"):
         Ridge().fit(np.where(np.eye(100, 50) > 0, np.nan, 1.0), np.ones(100))
+
+
+@pytest.mark.parametrize("case", ["dense", "dense_gram", "weighted", "sparse"])
+@pytest.mark.parametrize("bad, kind", [(np.nan, "NaN"), (np.inf, "infinity"),
+                                       (-np.inf, "infinity")])
+def test_lasso_checks_x_values_on_its_own_pass(case, bad, kind):
+    """Lasso leaves X's finiteness check to fit_lasso (on the dense transposed
+    copy's pass): NaN and infinity still raise, naming the value and its
+    position, on every update path; huge finite values still raise as overflow."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 20 if case == "dense_gram" else 150))
+    y = rng.normal(size=300)
+    X[7, 11] = bad
+    sw = rng.uniform(0.5, 2, 300) if case == "weighted" else None
+    Xin = sp.csr_matrix(X) if case == "sparse" else X
+    position = 7 * X.shape[1] + 11          # (every value stored: the same in CSR data)
+    with pytest.raises(ValueError, match="X contains %s .*position %d" % (kind, position)):
+        Lasso(alpha=0.01).fit(Xin, y, sample_weight=sw)
+    X[7, 11] = 1e200                                  # finite, but its square overflows
+    with pytest.raises(ValueError, match="overflow|too large|1e\\+200"):
+        Lasso(alpha=0.01).fit(sp.csr_matrix(X) if case == "sparse" else X, y,
+                              sample_weight=sw)
+    X[7, 11] = 0.5
+    model = Lasso(alpha=0.01).fit(sp.csr_matrix(X) if case == "sparse" else X, y,
+                                  sample_weight=sw)
+    assert np.isfinite(model.coef_).all()
