@@ -97,3 +97,42 @@ def test_sgd_epoch_refuses_a_wrong_unit_x_claim():
         _sgd.sgd_epoch(**args, unit_x=True)
     status, _ = _sgd.sgd_epoch(**args, unit_x=None)
     assert status == 0
+
+
+_NB_CALL = """
+import numpy as np
+from linclass._core import _naive_bayes
+args = dict(data=np.ones(3), indices=np.array({indices}, dtype=np.int32),
+            indptr=np.array([0, 2, 3], dtype=np.int32))
+if {scores}:
+    out = np.empty((2, 2))
+    _naive_bayes.sparse_scores(n_rows=2, table=np.ones((3, 2)), minus=None, binarize=False,
+                               threshold=0.0, out=out, **args)
+else:
+    out = np.zeros((3, 2))
+    _naive_bayes.count_features(n_rows=2, n_cols=3, dense=False,
+                                y=np.array({labels}, dtype=np.int32), sample_weight=np.ones(2),
+                                binarize=False, threshold=0.0, counts=out, **args)
+print("returned", out.tolist())
+"""
+
+
+@pytest.mark.parametrize("scores, indices, labels, what", [
+    (True, [0, 3, 1], [0, 1], "sparse_scores: column index"),
+    (True, [0, -1, 1], [0, 1], "sparse_scores: column index"),
+    (False, [0, 2, 1], [0, 2], "count_features: label"),
+    (False, [0, 3, 1], [0, 1], "column index"),
+])
+def test_naive_bayes_kernels_check_indices_and_labels(scores, indices, labels, what):
+    with tempfile.TemporaryDirectory() as cwd:
+        code = _NB_CALL.format(scores=scores, indices=indices, labels=labels)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, cwd=cwd)
+    assert proc.returncode != 0 and "returned" not in proc.stdout, proc.stdout
+    assert "linclass debug build: IndexError" in proc.stderr and what in proc.stderr, \
+        proc.stderr
+    valid = _NB_CALL.format(scores=scores, indices=[0, 2, 1], labels=[0, 1])
+    with tempfile.TemporaryDirectory() as cwd:
+        proc = subprocess.run([sys.executable, "-c", valid], capture_output=True, text=True,
+                              timeout=120, cwd=cwd)
+    assert proc.returncode == 0 and "returned" in proc.stdout, proc.stderr
