@@ -273,7 +273,7 @@ def _centred_gram(op, side, densify):
     return _syrk_upper(A, outer=side == "dual")
 
 
-def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
+def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge", finite_checked=True):
     """``W`` of ``(Xt^T Xt + alpha I) W = Xt^T Yt``'s normal equations; returns (W, n_iter).
 
     ``solver``: ``"cholesky"`` (the primal Gram matrix, or the kernel form
@@ -286,6 +286,10 @@ def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
     centred by a rank-one correction, and are factorised by Cholesky.
     Warns (``ConvergenceWarning``, naming ``owner``) when CG hits ``max_iter``.
     Shared by :class:`RidgeClassifier` and :class:`linclass.linear.regression.Ridge`.
+    ``finite_checked=False``: ``X`` comes from ``check_X(..., finite=False)``;
+    the mixed-precision path checks its values on its own pass (a NaN or an
+    infinity makes the float32 Gram matrix non-finite, and the path gives up),
+    every other path checks them first.
     """
     method = ridge_solver(op.X, solver, Yt.shape[1])
     if method == "primal_mixed":
@@ -293,6 +297,8 @@ def solve_ridge(op, Yt, alpha, solver, tol, max_iter, owner="Ridge"):
         if coef is not None:
             return coef, 1
         method = "primal"
+    if not finite_checked:
+        check_finite_values(op.X, "X")
     if method not in ("cg", "cg_dual"):
         G = _centred_gram(op, method, densify=solver == "cholesky")
         G[np.diag_indices_from(G)] += alpha

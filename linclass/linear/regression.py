@@ -178,10 +178,11 @@ class Ridge(_LinearRegressionBase):
         """Fit the ridge regression (returns self)."""
         check_ridge_params(self)
         with blas_context(self.n_jobs):
-            X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight)
+            # X's values are checked by solve_ridge (on the mixed-precision pass)
+            X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight, finite=False)
             op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
             coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
-                                       self.max_iter, owner="Ridge")
+                                       self.max_iter, owner="Ridge", finite_checked=False)
         self._publish(X, coef, ybar, op.mu, was_1d)
         self.n_iter_ = int(n_iter)
         return self

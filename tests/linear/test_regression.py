@@ -531,3 +531,27 @@ def test_lasso_checks_x_values_on_its_own_pass(case, bad, kind):
     model = Lasso(alpha=0.01).fit(sp.csr_matrix(X) if case == "sparse" else X, y,
                                   sample_weight=sw)
     assert np.isfinite(model.coef_).all()
+
+
+@pytest.mark.parametrize("solver, sparse, shape", [
+    ("auto", False, (300, 40)),          # mixed precision (checks on its own pass)
+    ("auto", False, (40, 300)),          # dual side
+    ("cholesky", False, (300, 40)),
+    ("cg", False, (300, 40)),
+    ("auto", True, (300, 40)),
+])
+@pytest.mark.parametrize("bad, kind", [(np.nan, "NaN"), (np.inf, "infinity")])
+def test_ridge_checks_x_values_on_every_solver_path(solver, sparse, shape, bad, kind):
+    """Ridge leaves X's finiteness check to solve_ridge: NaN and infinity still
+    raise, naming the value and its position, whichever solver runs."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=shape)
+    y = rng.normal(size=shape[0])
+    X[5, 3] = bad
+    position = 5 * shape[1] + 3
+    Xin = sp.csr_matrix(X) if sparse else X
+    with pytest.raises(ValueError, match="X contains %s .*position %d" % (kind, position)):
+        Ridge(solver=solver).fit(Xin, y)
+    X[5, 3] = 0.25
+    model = Ridge(solver=solver).fit(sp.csr_matrix(X) if sparse else X, y)
+    assert np.isfinite(model.coef_).all()
