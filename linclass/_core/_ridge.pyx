@@ -20,6 +20,13 @@ operators column by column through scipy's LinearOperator.  The caller
 import numpy as np
 
 
+cdef extern from "_ridge_simd.h" nogil:
+    void lc_ridge_xxtz(const double* data, const int* rows, const int* colptr,
+                       Py_ssize_t d, Py_ssize_t k, const double* Z, double* out, double* u)
+    int lc_ridge_level()
+    int lc_ridge_set_level(int level)
+
+
 cdef void dual_apply_pass(const double* data, const int* rows, const int* colptr,
                           Py_ssize_t n, Py_ssize_t d, Py_ssize_t k,
                           const double* v, const double* m, double mumu, double alpha,
@@ -29,10 +36,8 @@ cdef void dual_apply_pass(const double* data, const int* rows, const int* colptr
     column by column, u = x_j^T Z (k values) then out += x_j u^T, so X is read
     once and only the (n, k) blocks Z and out are touched at random (they stay
     in cache), no (n_features, k) array at all."""
-    cdef Py_ssize_t i, j, c, p
+    cdef Py_ssize_t i, c
     cdef double x, vi, mi
-    cdef const double* zrow
-    cdef double* orow
     for c in range(k):
         s[c] = 0.0
         mz[c] = 0.0
@@ -45,21 +50,7 @@ cdef void dual_apply_pass(const double* data, const int* rows, const int* colptr
             s[c] += x
             mz[c] += mi * x
             out[i * k + c] = 0.0
-    for j in range(d):                      # out = X X^T Z, one column at a time
-        if colptr[j + 1] == colptr[j]:
-            continue
-        for c in range(k):
-            u[c] = 0.0
-        for p in range(colptr[j], colptr[j + 1]):
-            x = data[p]
-            zrow = Z + rows[p] * k
-            for c in range(k):
-                u[c] += x * zrow[c]
-        for p in range(colptr[j], colptr[j + 1]):
-            x = data[p]
-            orow = out + rows[p] * k
-            for c in range(k):
-                orow[c] += x * u[c]
+    lc_ridge_xxtz(data, rows, colptr, d, k, Z, out, u)      # out = X X^T Z
     for i in range(n):                      # out_i = v_i (out_i - m_i s - m^T Z + mumu s) + alpha Q_i
         vi = v[i]
         mi = m[i]
@@ -110,6 +101,15 @@ cdef void primal_apply_pass(const double* data, const int* indices, const int* i
         orow = out + j * k
         for c in range(k):
             orow[c] -= x * rsum[c]
+
+
+def simd_level(level=None):
+    """The vector level of the kernel-side product (0 baseline C, 2 AVX2);
+    ``level``: 0 forces the baseline, anything else the CPU's best (tests).
+    Every level gives the same bits."""
+    if level is not None:
+        return lc_ridge_set_level(int(level))
+    return lc_ridge_level()
 
 
 def _check_csr(data, indices, indptr, n, d):

@@ -113,7 +113,10 @@ class _CenteredOperator:
 class _LeastSquaresBase(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
 
     def _prepare(self, X, y, sample_weight):
-        X, classes, codes, sw = check_classification_data(X, y, sample_weight)
+        # every solver here reads a row's entries in any order (up to rounding):
+        # unsorted CSR rows are not copied and sorted
+        X, classes, codes, sw = check_classification_data(X, y, sample_weight,
+                                                          accept_unsorted=True)
         sw = class_weight_per_sample(getattr(self, "class_weight", None), classes, codes, sw)
         if not np.any(sw > 0):
             raise ValueError("all sample weights are zero")

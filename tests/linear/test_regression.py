@@ -249,6 +249,35 @@ def test_fused_ridge_operators_match_numpy(fit_intercept):
     assert _fused_operator(_CenteredOperator(Xd, sw, fit_intercept), 0.3, True, 5) is None
 
 
+@pytest.mark.parametrize("k", [1, 3, 4, 20, 37])
+def test_ridge_kernel_product_every_vector_level_same_bits(k):
+    """The kernel-side product's column loop (``_ridge_simd.h``) gives the same
+    bits at the baseline level and at the CPU's best (AVX2 where it has it),
+    for block widths that are and are not multiples of the vector width, with
+    empty columns and columns longer than the prefetch distance."""
+    from linclass._core import _ridge
+    from linclass.linear.least_squares import _CenteredOperator, _fused_operator
+    rng = np.random.default_rng(k)
+    X = sp.random(200, 150, density=0.08, format="csr", random_state=k)
+    X = sp.csr_matrix(X.toarray() * (np.arange(150) % 9 != 0))
+    X[:, 5] = rng.normal(size=(200, 1))                           # a long column
+    X = sp.csr_matrix(X)
+    sw = rng.uniform(0.2, 2.0, 200)
+    op = _CenteredOperator(X, sw, True)
+    A = np.sqrt(sw)[:, None] * (X.toarray() - op.mu)
+    Q = rng.normal(size=(200, k))
+    best = _ridge.simd_level()
+    try:
+        assert _ridge.simd_level(0) == 0
+        plain = _fused_operator(op, 0.3, True, k)(Q)
+        assert _ridge.simd_level(2) == best
+        vector = _fused_operator(op, 0.3, True, k)(Q)
+    finally:
+        _ridge.simd_level(2)
+    np.testing.assert_array_equal(plain, vector)
+    np.testing.assert_allclose(vector, A @ (A.T @ Q) + 0.3 * Q, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(120, 400), (400, 60)])
 def test_ridge_classifier_paths_give_the_same_coefficients(shape):
     from linclass.linear.least_squares import RidgeClassifier

@@ -1,7 +1,7 @@
 """``check_array(accept_unsorted=True)``: unsorted CSR rows without duplicates
 are kept as they are (no copy), duplicates are still summed, the default is
-unchanged; LinearSVC (dual CD, Newton finish, Pegasos), SGDClassifier and the
-Perceptron, which opt in, fit unsorted input to the model of the sorted input
+unchanged; LinearSVC (dual CD, Newton finish, Pegasos), SGDClassifier, the
+Perceptron and the least-squares classifiers (ridge, lasso, plain), which opt in, fit unsorted input to the model of the sorted input
 (the only difference is the summation order inside a row's dot products)."""
 import warnings
 
@@ -11,6 +11,8 @@ import scipy.sparse as sp
 
 from linclass._core._checks import csr_has_duplicates
 from linclass._validation import check_array, check_classification_data
+from linclass.linear.least_squares import (LassoClassifier, LeastSquaresClassifier,
+                                           RidgeClassifier)
 from linclass.linear.perceptron import Perceptron
 from linclass.linear.sgd import SGDClassifier
 from linclass.linear.svm import LinearSVC, svm_primal_objective
@@ -134,3 +136,25 @@ def test_perceptron_unsorted_equals_sorted(average):
         b = Perceptron(average=average, max_iter=5, random_state=0).fit(U, y)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(a.predict(X), b.predict(U))
+
+
+@pytest.mark.parametrize("model", [
+    RidgeClassifier(alpha=1.0, tol=1e-10),                       # kernel-side CG (n < d)
+    RidgeClassifier(alpha=1.0, solver="cg", tol=1e-10),
+    RidgeClassifier(alpha=1.0, solver="cholesky"),
+    LassoClassifier(alpha=1e-3, tol=1e-10, precompute=False),    # naive CD on the columns
+    LassoClassifier(alpha=1e-3, tol=1e-10, precompute=True),     # sparse Gram matrix
+    LeastSquaresClassifier(),
+])
+@pytest.mark.parametrize("wide", [False, True])
+def test_least_squares_classifiers_unsorted_equal_sorted(model, wide):
+    from sklearn.base import clone
+    X, y = _problem(n=60 if wide else 200, d=90 if wide else 30)
+    S = sp.csr_matrix(X)
+    U = _shuffled_rows(X, seed=4)
+    sorted_fit = clone(model).fit(S, y)
+    unsorted_fit = clone(model).fit(U, y)
+    np.testing.assert_allclose(unsorted_fit.coef_, sorted_fit.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(unsorted_fit.intercept_, sorted_fit.intercept_, rtol=1e-8,
+                               atol=1e-10)
+    np.testing.assert_array_equal(unsorted_fit.predict(U), sorted_fit.predict(S))
