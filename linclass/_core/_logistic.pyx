@@ -24,17 +24,39 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from linclass._core._rows cimport Rows, rows_get, row_dot, row_axpy
+from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
+from linclass._core._rows cimport (Rows, rows_get, row_dot, row_axpy, row_axpy_unit,
+                                   row_dot_split, row_dot_split_unit, rows_unit_values)
 from linclass._core._mathutils cimport logsumexp
 from linclass._core._prefetch cimport PREFETCH_AHEAD, prefetch_row
 
 
 # ---------------------------------------------------------------- kernels --
 
+cdef inline double binary_row_dot(const double* values, const int* indices, Py_ssize_t nnz,
+                                  const double* w, bint unit) noexcept nogil:
+    """x_i @ w in four partial sums (`row_dot_split`: a row's products add up in
+    parallel, not in one chain of dependent additions); ``unit``: a CSR row whose
+    stored values are all 1.0, read by its indices alone (the same bits)."""
+    if unit:
+        return row_dot_split_unit(indices, nnz, w)
+    return row_dot_split(values, indices, nnz, w)
+
+
+cdef inline void binary_row_axpy(double alpha, const double* values, const int* indices,
+                                 Py_ssize_t nnz, double* w, bint unit) noexcept nogil:
+    """w += alpha * x_i (``unit`` as in `binary_row_dot`)."""
+    if unit:
+        row_axpy_unit(alpha, indices, nnz, w)
+    else:
+        row_axpy(alpha, values, indices, nnz, w)
+
+
 cdef double binary_pass(const Rows* X, const double* y, const double* sw,
                         const double* w, double b, int fit_intercept,
-                        double* grad, double* D) noexcept nogil:
-    """Loss; grad[0:n_cols] (+ grad[n_cols] for b) and D (n_rows,) overwritten."""
+                        double* grad, double* D, bint unit) noexcept nogil:
+    """Loss; grad[0:n_cols] (+ grad[n_cols] for b) and D (n_rows,) overwritten.
+    ``unit``: X is CSR with every stored value 1.0 (`rows_unit_values`)."""
     cdef Py_ssize_t i, j, nnz
     cdef const double* values
     cdef const int* indices
@@ -44,7 +66,7 @@ cdef double binary_pass(const Rows* X, const double* y, const double* sw,
         grad[j] = 0.0
     for i in range(X.n_rows):
         nnz = rows_get(X, i, &values, &indices)
-        z = row_dot(values, indices, nnz, w) + b          # X[i] @ w + b
+        z = binary_row_dot(values, indices, nnz, w, unit) + b     # X[i] @ w + b
         yz = y[i] * z
         # one exp per row: e = exp(-|yz|) gives log(1 + exp(-yz)) and sigmoid(yz)
         e = exp(-fabs(yz))
@@ -57,14 +79,14 @@ cdef double binary_pass(const Rows* X, const double* y, const double* sw,
         coef = sw[i] * (p - 1.0) * y[i]                    # d loss_i / d z
         D[i] = sw[i] * p * (1.0 - p)                       # d^2 loss_i / d z^2
         if coef != 0.0:
-            row_axpy(coef, values, indices, nnz, grad)     # grad += coef * X[i]
+            binary_row_axpy(coef, values, indices, nnz, grad, unit)   # grad += coef * X[i]
             if fit_intercept:
                 grad[X.n_cols] += coef
     return loss
 
 
 cdef void binary_hessp(const Rows* X, const double* D, const double* v,
-                       int fit_intercept, double* out) noexcept nogil:
+                       int fit_intercept, double* out, bint unit) noexcept nogil:
     """out = X.T @ (D * (X @ v))  (the intercept as a column of ones)"""
     cdef Py_ssize_t i, j, nnz
     cdef const double* values
@@ -78,8 +100,8 @@ cdef void binary_hessp(const Rows* X, const double* D, const double* v,
         if D[i] == 0.0:
             continue
         nnz = rows_get(X, i, &values, &indices)
-        t = D[i] * (row_dot(values, indices, nnz, v) + vb)   # D_i * (X[i] @ v)
-        row_axpy(t, values, indices, nnz, out)               # out += t * X[i]
+        t = D[i] * (binary_row_dot(values, indices, nnz, v, unit) + vb)   # D_i * (X[i] @ v)
+        binary_row_axpy(t, values, indices, nnz, out, unit)               # out += t * X[i]
         if fit_intercept:
             out[X.n_cols] += t
 
@@ -198,11 +220,21 @@ def _check_rows(data, indices, indptr, n_rows, n_cols, dense):
         raise ValueError("indptr must have n_rows + 1 entries")
 
 
+cdef int _check_unit_claim(const Rows* X, bint unit_x) except -1:
+    """The debug build checks a caller's ``unit_x`` claim (the release build trusts
+    it: the Python layer computes it once per fit)."""
+    if LINCLASS_DEBUG_CHECKS and unit_x and not rows_unit_values(X):
+        raise ValueError("unit_x=True but X is not CSR with every stored value 1.0")
+    return 0
+
+
 def binary_loss_grad(*, const double[::1] data, const int[::1] indices,
                      const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
                      bint dense, const double[::1] y, const double[::1] sample_weight,
-                     const double[::1] params, bint fit_intercept):
-    """(loss, grad, D) of the binary model; ``params`` = w (+ b last)."""
+                     const double[::1] params, bint fit_intercept, bint unit_x=False):
+    """(loss, grad, D) of the binary model; ``params`` = w (+ b last).  ``unit_x``:
+    the caller's claim that X is CSR with every stored value 1.0
+    (`linclass._core._checks.csr_unit_values`; the debug build verifies it)."""
     _check_rows(data, indices, indptr, n_rows, n_cols, dense)
     cdef Py_ssize_t n_params = n_cols + (1 if fit_intercept else 0)
     if params.shape[0] != n_params or y.shape[0] != n_rows or sample_weight.shape[0] != n_rows:
@@ -212,19 +244,21 @@ def binary_loss_grad(*, const double[::1] data, const int[::1] indices,
     cdef double[::1] g = grad
     cdef double[::1] d = D
     cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    _check_unit_claim(&X, unit_x)
     cdef double b = params[n_cols] if fit_intercept else 0.0
     cdef double loss
     with nogil:
         loss = binary_pass(&X, &y[0], &sample_weight[0], &params[0], b, fit_intercept,
-                           &g[0], &d[0])
+                           &g[0], &d[0], unit_x)
     return loss, grad, D[:n_rows]
 
 
 def binary_hess_vec(*, const double[::1] data, const int[::1] indices,
                     const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
                     bint dense, const double[::1] D, const double[::1] v,
-                    bint fit_intercept):
-    """X.T @ (D * (X @ v)), with the intercept as a last column of ones."""
+                    bint fit_intercept, bint unit_x=False):
+    """X.T @ (D * (X @ v)), with the intercept as a last column of ones
+    (``unit_x`` as in `binary_loss_grad`)."""
     _check_rows(data, indices, indptr, n_rows, n_cols, dense)
     cdef Py_ssize_t n_params = n_cols + (1 if fit_intercept else 0)
     if v.shape[0] != n_params or D.shape[0] != n_rows or n_rows < 1:
@@ -232,8 +266,9 @@ def binary_hess_vec(*, const double[::1] data, const int[::1] indices,
     out = np.empty(n_params)
     cdef double[::1] o = out
     cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    _check_unit_claim(&X, unit_x)
     with nogil:
-        binary_hessp(&X, &D[0], &v[0], fit_intercept, &o[0])
+        binary_hessp(&X, &D[0], &v[0], fit_intercept, &o[0], unit_x)
     return out
 
 

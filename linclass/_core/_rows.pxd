@@ -92,6 +92,54 @@ cdef inline void row_axpy_unit(double alpha, const int* indices, Py_ssize_t nnz,
         w[indices[k]] += alpha
 
 
+cdef inline double row_dot_split(const double* values, const int* indices,
+                                 Py_ssize_t nnz, const double* w) noexcept nogil:
+    """x_row @ w with four partial sums: one running sum makes every addition
+    wait for the previous one (3-4 cycles each on current x86), four let the
+    gathered products of a long sparse row add up in parallel."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k = 0, n4 = nnz - nnz % 4
+    if indices == NULL:
+        while k < n4:
+            s0 += values[k] * w[k]
+            s1 += values[k + 1] * w[k + 1]
+            s2 += values[k + 2] * w[k + 2]
+            s3 += values[k + 3] * w[k + 3]
+            k += 4
+        while k < nnz:
+            s0 += values[k] * w[k]
+            k += 1
+    else:
+        while k < n4:
+            s0 += values[k] * w[indices[k]]
+            s1 += values[k + 1] * w[indices[k + 1]]
+            s2 += values[k + 2] * w[indices[k + 2]]
+            s3 += values[k + 3] * w[indices[k + 3]]
+            k += 4
+        while k < nnz:
+            s0 += values[k] * w[indices[k]]
+            k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline double row_dot_split_unit(const int* indices, Py_ssize_t nnz,
+                                      const double* w) noexcept nogil:
+    """`row_dot_split` of a CSR row whose stored values are all 1.0: the same
+    partial sums in the same order, the values not read (the same bits)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k = 0, n4 = nnz - nnz % 4
+    while k < n4:
+        s0 += w[indices[k]]
+        s1 += w[indices[k + 1]]
+        s2 += w[indices[k + 2]]
+        s3 += w[indices[k + 3]]
+        k += 4
+    while k < nnz:
+        s0 += w[indices[k]]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef inline double row_sq_norm(const double* values, Py_ssize_t nnz) noexcept nogil:
     """x_row @ x_row (explicit zeros of a dense row add nothing)"""
     cdef double s = 0.0

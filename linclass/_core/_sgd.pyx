@@ -41,7 +41,7 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from linclass._core._rows cimport Rows, rows_get, rows_unit_values, values_all_one
+from linclass._core._rows cimport Rows, rows_get, rows_unit_values
 from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS
 from linclass._core._rowsview cimport rows_from_views
 from libc.stdint cimport uint32_t, uint64_t
@@ -548,24 +548,6 @@ def dot4_unit_py(const int[::1] ind, const double[::1] v):
     return dot4_unit(&ind[0], ind.shape[0], &v[0])
 
 
-def csr_unit_values(data, bint is_sparse):
-    """`unit_values` (the ``unit_x`` argument of `sgd_epoch`)."""
-    return unit_values(data, is_sparse)
-
-
-cdef bint unit_values(data, bint is_sparse) except -1:
-    """Whether ``data`` holds the stored values of a sparse matrix that are all
-    1.0 (a binary, indicator-feature matrix such as a9a's): the epoch then
-    reads only the column indices (`dot4_unit`, `axpy4_unit`), the same bits
-    with a third of the memory traffic per entry.  Stops at the first other
-    value, so other inputs pay almost nothing for the check."""
-    cdef const double[::1] values
-    if not is_sparse:
-        return False
-    values = data
-    return values.shape[0] == 0 or values_all_one(&values[0], values.shape[0])
-
-
 cdef inline void fold_scale(double* v, double* scale, double* avg_a,
                             Py_ssize_t d) noexcept nogil:
     """v *= scale; A /= scale; scale = 1   (S = U + A v unchanged)"""
@@ -617,7 +599,7 @@ cdef int run_epoch(const Rows* X, const double* ysign, const double* weight,
     otherwise it is carried to the next epoch (one pass over ``v`` saved).
     ``unit_weight``: every weight is 1 (the multiplication by it is skipped,
     the same bits: ``x * 1.0 == x``).  ``unit_x``: X is sparse and its stored
-    values are all 1.0 (`unit_values`): only the column indices are read."""
+    values are all 1.0 (`rows_unit_values`): only the column indices are read."""
     cdef Py_ssize_t k, i, j, m, nnz, d = X.n_cols
     cdef const double* values
     cdef const int* ind
@@ -746,8 +728,9 @@ def sgd_epoch(*, data, indices, indptr, bint is_sparse, Py_ssize_t n_samples,
     its scale there without folding it into ``w`` (call `sgd_fold` before
     reading ``w``/``avg_sum``); None: start at 1 and fold at the end.
     ``unit_x``: whether ``data`` is sparse with every stored value 1.0
-    (`csr_unit_values`; None: checked here, a pass over ``data`` for such
-    inputs, which a caller running many epochs saves by passing it).  Returns
+    (`linclass._core._checks.csr_unit_values`; None: checked here, a pass over
+    ``data`` for such inputs, which a caller running many epochs saves by
+    passing it).  Returns
     ``(status, sum_loss)``: status 0 ok, 1 diverged (a non-finite score).
     """
     if ysign.shape[0] != n_samples or weight.shape[0] != n_samples \

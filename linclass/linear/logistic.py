@@ -61,7 +61,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
 
-from .._core import _logistic
+from .._core import _checks, _logistic
 from ._lbfgs import lbfgs_minimize
 from ._common import (rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax,
                       lbfgs_progress, resolve_n_jobs)
@@ -80,6 +80,9 @@ class _Objective:
     def __init__(self, X, y, sample_weight, n_classes, fit_intercept, inv_var, scale):
         self.rows = rows_args(X)
         self.binary = n_classes == 2
+        # indicator features (a9a): the binary passes read a row's indices alone
+        self.unit_x = self.binary and _checks.csr_unit_values(self.rows["data"],
+                                                               not self.rows["dense"])
         self.n_classes = n_classes
         self.fit_intercept = fit_intercept
         self.sample_weight = sample_weight
@@ -102,7 +105,7 @@ class _Objective:
         if self.binary:
             loss, grad, self.D = _logistic.binary_loss_grad(
                 y=self.y, sample_weight=self.sample_weight, params=theta,
-                fit_intercept=self.fit_intercept, **self.rows)
+                fit_intercept=self.fit_intercept, unit_x=self.unit_x, **self.rows)
         else:
             loss, grad = _logistic.multinomial_loss_grad(
                 y=self.y, sample_weight=self.sample_weight, params=theta,
@@ -259,7 +262,8 @@ class _Objective:
     def hess_vec(self, v):
         """(X.T D X + prior precision) v / scale at the last evaluated point (binary)."""
         hv = _logistic.binary_hess_vec(D=self.D, v=np.ascontiguousarray(v),
-                                       fit_intercept=self.fit_intercept, **self.rows)
+                                       fit_intercept=self.fit_intercept, unit_x=self.unit_x,
+                                       **self.rows)
         return (hv + self.prior_times(v)) / self.scale
 
 
@@ -421,7 +425,8 @@ class _ThreadedObjective(_Objective):
     def hess_vec(self, v):
         v = np.ascontiguousarray(v)
         results = self.threads.map(lambda part: _logistic.binary_hess_vec(
-            D=part.D, v=v, fit_intercept=self.fit_intercept, **part.rows), self.parts)
+            D=part.D, v=v, fit_intercept=self.fit_intercept, unit_x=part.unit_x,
+            **part.rows), self.parts)
         hv = results[0]
         for part_hv in results[1:]:
             hv += part_hv

@@ -46,7 +46,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._core import _sgd
+from .._core import _checks, _sgd
 from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
 from .._validation import (check_classification_data, check_predict_X, check_X,
                            class_weight_per_sample, kernel_rows)
@@ -512,7 +512,7 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                 if status != 0:
                     return [(epochs, False, True)]
                 return [(epochs, tol is None or stopped, False)]
-            unit_x = _sgd.csr_unit_values(rows["data"], rows["is_sparse"])
+            unit_x = _checks.csr_unit_values(rows["data"], rows["is_sparse"])
             for epoch in range(n_epochs):
                 status, sum_loss = _sgd.sgd_epoch(
                     **common, ysign=ysign, order=order, seed=int(seeds[epoch]),

@@ -99,6 +99,26 @@ def test_sgd_epoch_refuses_a_wrong_unit_x_claim():
     assert status == 0
 
 
+
+def test_binary_logistic_passes_refuse_a_wrong_unit_x_claim():
+    """``binary_loss_grad`` / ``binary_hess_vec`` with ``unit_x=True`` (the caller's
+    claim that every stored value is 1.0) are checked under the debug build."""
+    import numpy as np
+    from linclass._core import _logistic
+    rows = dict(data=np.array([1.0, 2.0, 1.0]), indices=np.array([0, 1, 2], np.int32),
+                indptr=np.array([0, 2, 3], np.int32), n_rows=2, n_cols=3, dense=False)
+    theta = np.array([0.1, -0.2, 0.3, 0.05])
+    with pytest.raises(ValueError, match="unit_x"):
+        _logistic.binary_loss_grad(y=np.array([1.0, -1.0]), sample_weight=np.ones(2),
+                                   params=theta, fit_intercept=True, unit_x=True, **rows)
+    with pytest.raises(ValueError, match="unit_x"):
+        _logistic.binary_hess_vec(D=np.ones(2), v=theta, fit_intercept=True, unit_x=True,
+                                  **rows)
+    loss, grad, D = _logistic.binary_loss_grad(y=np.array([1.0, -1.0]),
+                                               sample_weight=np.ones(2), params=theta,
+                                               fit_intercept=True, **rows)
+    assert np.isfinite(loss) and grad.shape == (4,)
+
 _NB_CALL = """
 import numpy as np
 from linclass._core import _naive_bayes

@@ -394,3 +394,42 @@ def test_newton_verbose_prints_one_line_per_iteration(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == model.n_iter_[0] > 0
     assert all(line.startswith("LogisticRegression newton iter") for line in lines)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_binary_passes_on_indicator_rows_read_indices_alone_same_bits(fit_intercept):
+    """On a CSR matrix whose stored values are all 1.0 (a9a-like indicator
+    features) the binary loss/gradient and Hessian-vector passes read only the
+    column indices (``unit_x``): the same bits as the passes that read the
+    values; the model flags such input itself and fits the same coefficients."""
+    from linclass._core import _checks, _logistic
+    from linclass.linear._common import rows_args
+    rng = np.random.default_rng(8)
+    X = sp.random(300, 40, density=0.15, format="csr", random_state=8)
+    X.data[:] = 1.0
+    y = np.where(rng.random(300) < 0.4, 1.0, -1.0)
+    sw = rng.uniform(0.5, 2.0, 300)
+    rows = rows_args(X)
+    assert _checks.csr_unit_values(rows["data"], True)
+    theta = rng.normal(size=40 + fit_intercept) * 0.3
+    plain = _logistic.binary_loss_grad(y=y, sample_weight=sw, params=theta,
+                                       fit_intercept=fit_intercept, **rows)
+    unit = _logistic.binary_loss_grad(y=y, sample_weight=sw, params=theta,
+                                      fit_intercept=fit_intercept, unit_x=True, **rows)
+    assert plain[0] == unit[0]
+    np.testing.assert_array_equal(plain[1], unit[1])
+    np.testing.assert_array_equal(plain[2], unit[2])
+    hv_plain = _logistic.binary_hess_vec(D=plain[2], v=theta, fit_intercept=fit_intercept,
+                                         **rows)
+    hv_unit = _logistic.binary_hess_vec(D=plain[2], v=theta, fit_intercept=fit_intercept,
+                                        unit_x=True, **rows)
+    np.testing.assert_array_equal(hv_plain, hv_unit)
+    Xd = X.toarray()                                  # the dense reference
+    z = Xd @ theta[:40] + (theta[40] if fit_intercept else 0.0)
+    np.testing.assert_allclose(unit[0], np.sum(sw * np.logaddexp(0.0, -y * z)), rtol=1e-12)
+    for solver in ("lbfgs", "newton", "tron"):
+        model = LogisticRegression(solver=solver, fit_intercept=fit_intercept, tol=1e-10,
+                                   max_iter=500).fit(X, y > 0)
+        dense = LogisticRegression(solver=solver, fit_intercept=fit_intercept, tol=1e-10,
+                                   max_iter=500).fit(Xd, y > 0)
+        np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-6, atol=1e-8)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linclass._core import _sgd
+from linclass._core import _checks, _sgd
 from linclass.exceptions import ConvergenceWarning
 from linclass.linear.sgd import SGD_LOSSES, SGDClassifier, SGDDivergenceError, sgd_loss
 from linclass.linear.svm import LinearSVC
@@ -588,8 +588,8 @@ def test_index_only_epoch_equals_the_epoch_reading_the_values(loss, averaging, l
     on the same indicator rows: the same bits; None detects it."""
     X, y = _binary_rows(n=180, d=23, seed=4)
     args = _kernel_args(X, y, loss, averaging, l1_ratio)
-    assert _sgd.csr_unit_values(args["data"], True)
-    assert not _sgd.csr_unit_values(args["data"], False)        # dense: never
+    assert _checks.csr_unit_values(args["data"], True)
+    assert not _checks.csr_unit_values(args["data"], False)        # dense: never
     d = X.shape[1]
     out = []
     for unit_x in (False, True, None):
@@ -607,4 +607,4 @@ def test_index_only_epoch_equals_the_epoch_reading_the_values(loss, averaging, l
             np.testing.assert_array_equal(a, b)
     X2 = X.copy()
     X2.data[-1] = 0.5
-    assert not _sgd.csr_unit_values(X2.data, True)
+    assert not _checks.csr_unit_values(X2.data, True)
