@@ -253,6 +253,45 @@ def binary_loss_grad(*, const double[::1] data, const int[::1] indices,
     return loss, grad, D[:n_rows]
 
 
+def binary_hessian_diag(*, const double[::1] data, const int[::1] indices,
+                        const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                        bint dense, const double[::1] D, bint fit_intercept,
+                        bint unit_x=False):
+    """The diagonal of ``X.T @ diag(D) @ X`` (the intercept as a last column of
+    ones): ``sum_i D_i x_ij^2``, one pass (``unit_x`` as in `binary_loss_grad`:
+    then ``sum_i D_i`` over the rows that hold j)."""
+    _check_rows(data, indices, indptr, n_rows, n_cols, dense)
+    if D.shape[0] != n_rows or n_rows < 1:
+        raise ValueError("D has the wrong length")
+    out = np.zeros(n_cols + (1 if fit_intercept else 0))
+    cdef double[::1] o = out
+    cdef Rows X = _rows(data, indices, indptr, n_rows, n_cols, dense)
+    _check_unit_claim(&X, unit_x)
+    cdef Py_ssize_t i, k, nnz
+    cdef const double* values
+    cdef const int* ind
+    cdef double d, total = 0.0
+    with nogil:
+        for i in range(n_rows):
+            d = D[i]
+            if d == 0.0:
+                continue
+            total += d
+            nnz = rows_get(&X, i, &values, &ind)
+            if ind == NULL:
+                for k in range(nnz):
+                    o[k] += d * values[k] * values[k]
+            elif unit_x:
+                for k in range(nnz):
+                    o[ind[k]] += d
+            else:
+                for k in range(nnz):
+                    o[ind[k]] += d * values[k] * values[k]
+        if fit_intercept:
+            o[n_cols] = total
+    return out
+
+
 def binary_hess_vec(*, const double[::1] data, const int[::1] indices,
                     const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_cols,
                     bint dense, const double[::1] D, const double[::1] v,
