@@ -223,3 +223,32 @@ def test_multinomial_fit_does_not_depend_on_n_jobs():
         np.testing.assert_array_equal(other.intercept_, fits[0].intercept_)
         assert other.n_iter_[0] == fits[0].n_iter_[0]
         assert other.objective_ == fits[0].objective_
+
+
+def test_small_problem_history_is_the_two_loop_recursion():
+    """Below BLOCKED_MIN_PARAMS the driver keeps float64 pairs and runs the
+    two-loop recursion (``_TwoLoopHistory``): its direction equals the textbook
+    recursion on the last ``memory`` accepted pairs, a pair with too little
+    curvature is refused, and ``clear`` forgets every pair."""
+    from linclass.linear._lbfgs import _TwoLoopHistory
+    rng = np.random.default_rng(12)
+    n, memory = 40, 4
+    A = rng.normal(size=(n, n))
+    H = A @ A.T + n * np.eye(n)                     # a convex quadratic's Hessian
+    history = _TwoLoopHistory(n, memory)
+    pairs = []
+    x = rng.normal(size=n)
+    for _ in range(7):
+        x_new = x + rng.normal(size=n)
+        assert history.store(x_new, x, H @ x_new, H @ x)
+        pairs.append((x_new - x, H @ (x_new - x)))
+        x = x_new
+    g = rng.normal(size=n)
+    out = np.empty(n)
+    history.direction(g, out)
+    np.testing.assert_allclose(out, _two_loop_reference(g, pairs[-memory:]), rtol=1e-12)
+    assert not history.store(x + 1.0, x, H @ x, H @ x)           # y = 0: refused
+    assert len(history.newest_first) == memory
+    history.clear()
+    history.direction(g, out)
+    np.testing.assert_allclose(out, -history.gamma * g)
