@@ -20,34 +20,21 @@
 #include <stddef.h>
 #include <string.h>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define LC_LB_VEC 1
-#define LC_LB_AVX2 __attribute__((target("avx2")))
-#endif
+#include "_simd_level.h"
 
 /* 0: plain C, 2: AVX2; -1 until first use */
+/* 0: baseline, 2: AVX2 (see _simd_level.h) */
 static int lc_lb_level_ = -1;
 
 static int lc_lb_level(void)
 {
-    if (lc_lb_level_ < 0) {
-#ifdef LC_LB_VEC
-        __builtin_cpu_init();
-        lc_lb_level_ = __builtin_cpu_supports("avx2") ? 2 : 0;
-#else
-        lc_lb_level_ = 0;
-#endif
-    }
-    return lc_lb_level_;
+    return lc_simd_level(&lc_lb_level_);
 }
 
 /* tests: force a level (0 or the CPU's); returns the level in use */
 static int lc_lb_set_level(int level)
 {
-    lc_lb_level_ = -1;
-    if (level == 0)
-        lc_lb_level_ = 0;
-    return lc_lb_level();
+    return lc_simd_set_level(&lc_lb_level_, level);
 }
 
 /* ---- plain C: 8 lanes in arrays, the order of the vector levels ---- */
@@ -147,7 +134,7 @@ static double lc_lb_trial_c(const double* acc, const double* g, const double* x,
     return LC_LB_HSUM8(a) + t;
 }
 
-#ifdef LC_LB_VEC
+#ifdef LC_SIMD_X86
 typedef double lc_v4d __attribute__((vector_size(32)));
 typedef float lc_v4f __attribute__((vector_size(16)));
 
@@ -277,10 +264,10 @@ ATTR static double lc_lb_trial_##SFX(const double* acc, const double* g,        
     return LC_HSUM(a0, a1) + t;                                                         \
 }
 
-LC_LB_DEFINE(avx2, LC_LB_AVX2)
+LC_LB_DEFINE(avx2, LC_TARGET_AVX2)
 #endif
 
-#ifdef LC_LB_VEC
+#ifdef LC_SIMD_X86
 #define LC_LB_DISPATCH(name, args) do { int lv_ = lc_lb_level();                       \
     if (lv_ == 2) { name##_avx2 args; } else { name##_c args; } } while (0)
 #define LC_LB_DISPATCH_RET(name, args) do { int lv_ = lc_lb_level();                   \

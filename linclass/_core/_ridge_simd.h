@@ -16,10 +16,7 @@
 
 #include <stddef.h>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define LC_RIDGE_VEC 1
-#define LC_RIDGE_AVX2 __attribute__((target("avx2")))
-#endif
+#include "_simd_level.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LC_RIDGE_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
@@ -29,28 +26,18 @@
 
 #define LC_RIDGE_AHEAD 8
 
-static int lc_ridge_level_ = -1;          /* 0: baseline, 2: AVX2; -1 until first use */
+/* 0: baseline, 2: AVX2 (see _simd_level.h) */
+static int lc_ridge_level_ = -1;
 
 static int lc_ridge_level(void)
 {
-    if (lc_ridge_level_ < 0) {
-#ifdef LC_RIDGE_VEC
-        __builtin_cpu_init();
-        lc_ridge_level_ = __builtin_cpu_supports("avx2") ? 2 : 0;
-#else
-        lc_ridge_level_ = 0;
-#endif
-    }
-    return lc_ridge_level_;
+    return lc_simd_level(&lc_ridge_level_);
 }
 
 /* tests: force a level (0 or the CPU's); returns the level in use */
 static int lc_ridge_set_level(int level)
 {
-    lc_ridge_level_ = -1;
-    if (level == 0)
-        lc_ridge_level_ = 0;
-    return lc_ridge_level();
+    return lc_simd_set_level(&lc_ridge_level_, level);
 }
 
 static inline void lc_ridge_prefetch_row(const double* row, ptrdiff_t k)
@@ -94,8 +81,8 @@ static void lc_ridge_xxtz_c(const double* restrict data, const int* restrict row
     LC_RIDGE_XXTZ_BODY
 }
 
-#ifdef LC_RIDGE_VEC
-LC_RIDGE_AVX2
+#ifdef LC_SIMD_X86
+LC_TARGET_AVX2
 static void lc_ridge_xxtz_avx2(const double* restrict data, const int* restrict rows,
                                const int* restrict colptr, ptrdiff_t d, ptrdiff_t k,
                                const double* restrict Z, double* restrict out,
@@ -109,7 +96,7 @@ static void lc_ridge_xxtz_avx2(const double* restrict data, const int* restrict 
 static void lc_ridge_xxtz(const double* data, const int* rows, const int* colptr,
                           ptrdiff_t d, ptrdiff_t k, const double* Z, double* out, double* u)
 {
-#ifdef LC_RIDGE_VEC
+#ifdef LC_SIMD_X86
     if (lc_ridge_level() == 2) {
         lc_ridge_xxtz_avx2(data, rows, colptr, d, k, Z, out, u);
         return;
