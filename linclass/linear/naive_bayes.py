@@ -237,6 +237,13 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         (n_features, K) tables, X read as the model counts it (binarised by
         Bernoulli); sparse X by the prefetching kernel, in scipy's sum order."""
         binarize, threshold = self._binarize_threshold()
+        # the kernel indexes the table's rows by X's columns: shapes checked here
+        # (fitted attributes may have been replaced since fit)
+        K = len(self.classes_)
+        if table.shape != (X.shape[1], K) or (minus is not None and minus.shape != table.shape):
+            raise ValueError("the fitted log-probability tables have shape %r, expected "
+                             "(n_classes, n_features) = %r"
+                             % (table.T.shape, (K, X.shape[1])))
         if sp.issparse(X):
             out = np.empty((X.shape[0], table.shape[1]))
             if X.shape[0]:

@@ -278,3 +278,18 @@ def test_tables_are_feature_major_views_and_partial_fit_accepts_any_order():
         np.testing.assert_array_equal(streamed.feature_count_, model.feature_count_)
         np.testing.assert_allclose(streamed.feature_log_prob_, model.feature_log_prob_,
                                    rtol=1e-15)
+
+
+def test_replaced_tables_of_the_wrong_shape_raise_instead_of_reading_out_of_bounds():
+    """The scoring kernel indexes the tables by X's columns without bounds checks:
+    fitted tables replaced by arrays of the wrong shape raise a ValueError."""
+    X = sp.csr_matrix(DOCS)
+    for Model in (MultinomialNB, BernoulliNB):
+        model = Model().fit(X, LABELS)
+        model.feature_log_prob_ = np.zeros((2, 3))
+        with pytest.raises(ValueError, match="tables have shape"):
+            model.predict(X)
+    model = BernoulliNB().fit(X, LABELS)
+    model.feature_log_prob_absent_ = np.zeros((2, 5))
+    with pytest.raises(ValueError, match="tables have shape"):
+        model.predict(X)
