@@ -50,6 +50,11 @@ References
 ----------
 Lin, C.-J., Weng, R. C. & Keerthi, S. S. (2008). Trust region Newton method for
 large-scale logistic regression. JMLR 9, 627-650.
+Hsia, C.-Y., Chiang, W.-L. & Lin, C.-J. (2018). Preconditioned conjugate
+gradient methods in truncated Newton frameworks for large-scale linear
+classification. ACML.
+Nash, S. G. & Sofer, A. (1990). Assessing a search direction within a
+truncated-Newton method. Operations Research Letters 9(4), 219-221.
 Byrd, R. H., Lu, P., Nocedal, J. & Zhu, C. (1995). A limited memory algorithm for
 bound constrained optimization. SIAM J. Sci. Comput. 16(5).
 Andrew, G. & Gao, J. (2007). Scalable training of L1-regularized log-linear models.

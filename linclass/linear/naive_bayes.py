@@ -168,6 +168,10 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     def _count(self, X, codes, sample_weight):
         """class_count_ += weighted class counts; feature_count_ += Y.T @ X."""
         n_classes = len(self.classes_)
+        if np.shape(self.feature_count_) != (n_classes, X.shape[1]):
+            # the kernel adds to column y_i of each feature's row: shapes checked here
+            raise ValueError("feature_count_ has shape %r, expected (n_classes, n_features) "
+                             "= %r" % (np.shape(self.feature_count_), (n_classes, X.shape[1])))
         counts = self.feature_count_.T
         if not (counts.flags.c_contiguous and counts.flags.writeable
                 and counts.dtype == np.float64):     # e.g. a loaded model's C-ordered counts

@@ -293,3 +293,6 @@ def test_replaced_tables_of_the_wrong_shape_raise_instead_of_reading_out_of_boun
     model.feature_log_prob_absent_ = np.zeros((2, 5))
     with pytest.raises(ValueError, match="tables have shape"):
         model.predict(X)
+    model.feature_count_ = np.zeros((1, 6))                 # one class too few
+    with pytest.raises(ValueError, match="feature_count_ has shape"):
+        model.partial_fit(X, LABELS)
