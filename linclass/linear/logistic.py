@@ -42,9 +42,7 @@ the caches, and threads share no output).  Solvers:
 * ``"tron"`` -- the trust-region Newton method of Lin, Weng & Keerthi (2008),
   with Steihaug's truncated conjugate gradient on Hessian-vector products
   ``X.T @ (D * (X @ v))``, preconditioned by the Hessian's diagonal (Hsia,
-  Chiang & Lin 2018) and stopped by the decrease of the quadratic model (Nash
-  & Sofer 1990), as LIBLINEAR's Newton solver does (binary problems with the
-  L2 penalty only).
+  Chiang & Lin 2018) (binary problems with the L2 penalty only).
 
 References
 ----------
@@ -53,8 +51,6 @@ large-scale logistic regression. JMLR 9, 627-650.
 Hsia, C.-Y., Chiang, W.-L. & Lin, C.-J. (2018). Preconditioned conjugate
 gradient methods in truncated Newton frameworks for large-scale linear
 classification. ACML.
-Nash, S. G. & Sofer, A. (1990). Assessing a search direction within a
-truncated-Newton method. Operations Research Letters 9(4), 219-221.
 Byrd, R. H., Lu, P., Nocedal, J. & Zhu, C. (1995). A limited memory algorithm for
 bound constrained optimization. SIAM J. Sci. Comput. 16(5).
 Andrew, G. & Gao, J. (2007). Scalable training of L1-regularized log-linear models.
@@ -484,11 +480,14 @@ def _tron(objective, theta, *, tol, max_iter, verbose=0):
     ``objective.D`` used by ``objective.hess_vec(v)`` and ``objective.hess_diag()``.
     Each step is Steihaug's conjugate gradients preconditioned by ``M = diag(H)``
     (scaled by ``M``, the problem is TRON's in the variables ``M^1/2 s``: the
-    trust region and the step norms are measured in the ``M`` norm); with the
-    quadratic-model stopping rule of :func:`_truncated_cg`, TRON on a9a at
-    LIBLINEAR's tolerance takes 5 iterations and 21 Hessian-vector products
-    (LIBLINEAR 2.50: 5 and 19) where plain CG to ``||r|| <= 0.1 ||g||`` took 6
-    and 31.  Stops when
+    trust region and the step norms are measured in the ``M`` norm).  Measured
+    on a9a and w8a (C = 1 and 100, tol 1e-2 to 1e-6) against the same method
+    without it: never more iterations (4-15 against 5-23); at tol=1e-2 it stops
+    at a lower objective (up to 23% lower on w8a), at tighter tolerances within
+    1e-6 (relative) of the unpreconditioned run's.  Two looser CG stops were faster at tol=1e-2 and slower
+    at tol=1e-6 (up to 7x the iterations) and were not kept: Nash & Sofer's
+    quadratic-model rule, which LIBLINEAR's Newton solver uses, and a
+    residual tolerance of ``min(0.5, sqrt(||g|| / ||g0||))``.  Stops when
     ``||g|| <= tol * ||g0||``.  Returns ``(theta, f, n_iter, converged)``.
     """
     fun, hess_vec = objective.l2, objective.hess_vec
@@ -661,17 +660,17 @@ def _truncated_cg(hess_vec, g, delta, M):
     """Steihaug's preconditioned CG for ``H s = -g`` inside ``||s||_M <= delta``
     (``||s||_M^2 = s . (M s)``, ``M`` a positive diagonal given as a vector);
     returns ``(s, r = -g - H s)``.  Stops on the boundary, on a direction of
-    non-positive curvature, or when the quadratic model ``Q(s) = g.s + s.H s / 2``
-    stops decreasing fast: ``i (Q_{i-1} - Q_i) <= 0.5 |Q_i|`` at step ``i`` (the
-    rule of Nash & Sofer (1990) that LIBLINEAR's Newton solver uses, with
-    its constant 0.5)."""
+    non-positive curvature, or when ``sqrt(r . M^-1 r) <= 0.1 sqrt(g . M^-1 g)``
+    (TRON's rule in the preconditioned variables)."""
     s = np.zeros_like(g)
     r = -g
     z = r / M
     d = z.copy()
     rz = r @ z
-    Q = 0.0
-    for i in range(1, max(10, g.shape[0]) + 1):
+    cg_tol = 0.1 * np.sqrt(rz)
+    for _ in range(max(10, g.shape[0])):
+        if np.sqrt(rz) <= cg_tol:
+            break
         Hd = hess_vec(d)
         dHd = d @ Hd
         alpha = rz / dHd if dHd > 0 else np.inf
@@ -687,10 +686,6 @@ def _truncated_cg(hess_vec, g, delta, M):
             break
         s = s_next
         r = r - alpha * Hd
-        Q_new = 0.5 * (g @ s - s @ r)
-        if i * (Q - Q_new) <= 0.5 * abs(Q_new):
-            break
-        Q = Q_new
         z = r / M
         rz_new = r @ z
         d = z + (rz_new / rz) * d
