@@ -12,7 +12,8 @@ Cases (``--quick`` subsamples the training sets):
   objective ``C * sum loss + ||W||^2 / 2`` of each, evaluated by the same code.
 * binary L2 logistic regression (C=1) on a9a vs liblinear ``-s 0 -B 1 -e 0.01``
   (TRON; linclass ``solver="tron"`` with ``penalize_intercept=True``, the same
-  objective, and LIBLINEAR's stopping rule); linclass's default solver on
+  objective, and LIBLINEAR's stopping rule), and linclass's TRON at the loosest
+  multiple of that rule reaching LIBLINEAR's objective (paired); linclass's default solver on
   the same bias-penalised objective (tol=1e-6) vs liblinear ``-s 0`` at the
   loosest ``-e`` that reaches linclass's objective within 1e-5 (an
   equal-objective row; paired, interleaved); and, at tol=1e-6, linclass's
@@ -149,6 +150,34 @@ def _multinomial_rows(X, y, repeat, sklm, quick):
                               note="median of %d paired fits, tol=%g both" % (repeat, tol))]
 
 
+def _tron_to_liblinear_objective(X, y01, C, repeat, tron_tol, ll_obj, peer, data):
+    """linclass's TRON at the loosest tolerance (LIBLINEAR's rule times 1, 2, 4, ...,
+    64; an untimed search) whose objective is at or below LIBLINEAR's final one
+    (``-e 0.01``), timed paired and interleaved with LIBLINEAR: the two at equal
+    objective (the row above compares them at the same stopping rule, where
+    linclass ends lower)."""
+    def fit(tol):
+        return LogisticRegression(C=C, solver="tron", penalize_intercept=True,
+                                  tol=tol).fit(X, y01)
+
+    tol = tron_tol
+    for factor in (64, 32, 16, 8, 4, 2, 1):
+        model = fit(tron_tol * factor)
+        if _objective(X, y01, model.coef_, model.intercept_, C, True) <= ll_obj:
+            tol = tron_tol * factor
+            break
+    (ll_s, lc_s), (_, model) = _harness.paired_median_times(
+        [peer, lambda: fit(tol)], max(repeat, 5))
+    obj = _objective(X, y01, model.coef_, model.intercept_, C, True)
+    return _harness.make_row(
+        "logistic binary L2 (tron) to liblinear's objective", data, "liblinear -s 0 -e 0.01",
+        ll_s, lc_s, "obj %.8g" % ll_obj,
+        "obj %.8g (tol %.2g = %g x liblinear's rule, %d it, rel diff %.1e)"
+        % (obj, tol, tol / tron_tol, model.n_iter_[0], (obj - ll_obj) / ll_obj),
+        note="paired interleaved medians; linclass at the loosest of LIBLINEAR's tolerance "
+             "x 1, 2, ..., 64 reaching LIBLINEAR's objective")
+
+
 def _a9a_logistic_rows(X, y, repeat, sklm, liblinear):
     rows = []
     data = "a9a %dx%d" % X.shape
@@ -183,6 +212,8 @@ def _a9a_logistic_rows(X, y, repeat, sklm, liblinear):
                 "logistic binary L2 (tron, eps 0.01)", data, "liblinear -s 0", ll_s, lc_s,
                 "obj %.8g" % ll_obj,
                 "obj %.8g (rel diff %.1e)" % (tron_obj, abs(tron_obj - ll_obj) / ll_obj)))
+            rows.append(_tron_to_liblinear_objective(X, y01, C, repeat, tron_tol, ll_obj,
+                                                     peer, data))
             rows.append(_a9a_liblinear_equal_objective(X, y01, yl, C, repeat, liblinear))
         # --- scikit-learn lbfgs / newton-cholesky, intercept not penalised; linclass at
         # its default solver ("auto": Newton on this sparse 123-feature problem) and with
