@@ -19,6 +19,7 @@ operators column by column through scipy's LinearOperator.  The caller
 """
 import numpy as np
 
+from linclass._core._debug cimport LINCLASS_DEBUG_CHECKS, debug_check_index
 
 cdef extern from "_ridge_simd.h" nogil:
     void lc_ridge_xxtz(const double* data, const int* rows, const int* colptr,
@@ -132,6 +133,12 @@ def dual_apply(const double[::1] data, const int[::1] rows, const int[::1] colpt
     sums = np.empty(3 * k)
     cdef double[:, ::1] z = Z
     cdef double[::1] sv = sums
+    cdef Py_ssize_t j, p
+    if LINCLASS_DEBUG_CHECKS:               # the C column loop indexes Z and out by row
+        for j in range(n_cols):
+            debug_check_index(colptr[j], colptr[j + 1] + 1, "dual_apply: colptr")
+            for p in range(colptr[j], colptr[j + 1]):
+                debug_check_index(rows[p], n, "dual_apply: row index")
     with nogil:
         dual_apply_pass(&data[0], &rows[0], &colptr[0], n, n_cols, k, &v[0], &m[0], mumu,
                         alpha, &Q[0, 0], &out[0, 0], &z[0, 0], &sv[0], &sv[k], &sv[2 * k])

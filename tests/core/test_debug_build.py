@@ -156,3 +156,36 @@ def test_naive_bayes_kernels_check_indices_and_labels(scores, indices, labels, w
         proc = subprocess.run([sys.executable, "-c", valid], capture_output=True, text=True,
                               timeout=120, cwd=cwd)
     assert proc.returncode == 0 and "returned" in proc.stdout, proc.stderr
+
+
+_RIDGE_CALL = """
+import numpy as np
+from linclass._core import _ridge
+out = np.empty((3, 2))
+_ridge.dual_apply(np.ones(3), np.array({rows}, dtype=np.int32),
+                  np.array({colptr}, dtype=np.int32), 2, np.ones(3), np.zeros(3), 0.0, 1.0,
+                  np.ones((3, 2)), out)
+print("returned", out.tolist())
+"""
+
+
+@pytest.mark.parametrize("rows, colptr, what", [
+    ([0, 3, 1], [0, 2, 3], "dual_apply: row index"),
+    ([0, -1, 1], [0, 2, 3], "dual_apply: row index"),
+    ([0, 2, 1], [0, 3, 2], "dual_apply: colptr"),
+])
+def test_ridge_kernel_product_checks_row_indices(rows, colptr, what):
+    """The ridge kernel-side product's C loop (``_ridge_simd.h``) indexes Z and out
+    by the CSC row indices: the debug build checks them first."""
+    with tempfile.TemporaryDirectory() as cwd:
+        proc = subprocess.run([sys.executable, "-c",
+                               _RIDGE_CALL.format(rows=rows, colptr=colptr)],
+                              capture_output=True, text=True, timeout=120, cwd=cwd)
+    assert proc.returncode != 0 and "returned" not in proc.stdout, proc.stdout
+    assert "linclass debug build: IndexError" in proc.stderr and what in proc.stderr, \
+        proc.stderr
+    with tempfile.TemporaryDirectory() as cwd:
+        proc = subprocess.run([sys.executable, "-c",
+                               _RIDGE_CALL.format(rows=[0, 2, 1], colptr=[0, 2, 3])],
+                              capture_output=True, text=True, timeout=120, cwd=cwd)
+    assert proc.returncode == 0 and "returned" in proc.stdout, proc.stderr
