@@ -309,8 +309,16 @@ class _TwoLoopHistory:
 #: (:func:`_lbfgs.lbfgs_combine_trial`; d = x_trial - x only after a rejected unit step).
 BLOCKED_MIN_PARAMS = 8192
 
+#: Curvature pairs kept by default: more below :data:`BLOCKED_MIN_PARAMS` parameters,
+#: where the two-loop recursion over the pairs costs little beside an evaluation
+#: (a9a, 124 parameters: 20 pairs cut logistic regression's iterations from 356 to
+#: 249 at C=1, 732 to 579 at C=10; w8a 68 to 57; well-conditioned problems take
+#: the same number), and scipy's (scikit-learn's) 10 above it, where the pairs are
+#: float32 rows of the parameters' size.
+MEMORY_SMALL, MEMORY_LARGE = 20, 10
 
-def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, memory=10,
+
+def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, memory=None,
                    callback=None, threads=None, n_blocks=None, max_abs=None, fun_into=None):
     """Minimise a smooth function without constraints.
 
@@ -325,8 +333,9 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     ftol : float
         Stop when ``(f_old - f_new) <= ftol * max(|f_old|, |f_new|, 1)`` in two
         successive iterations.
-    memory : int
-        Number of curvature pairs kept.
+    memory : int or None
+        Number of curvature pairs kept; None: :data:`MEMORY_SMALL` below
+        :data:`BLOCKED_MIN_PARAMS` parameters, else :data:`MEMORY_LARGE`.
     callback : callable or None
         Called as ``callback(x, f, g)`` after each iteration.
     threads : object with ``map(function, blocks)`` or None
@@ -360,6 +369,8 @@ def lbfgs_minimize(fun, x0, *, gtol, max_iter, ftol=64 * np.finfo(float).eps, me
     n = x.shape[0]
     f, g = fun(x)
     g = np.array(g, dtype=np.float64, copy=True)
+    if memory is None:
+        memory = MEMORY_SMALL if n < BLOCKED_MIN_PARAMS else MEMORY_LARGE
     memory = max(1, int(memory))
     if n_blocks is None:
         n_blocks = 1 if threads is None else 2

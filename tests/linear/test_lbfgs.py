@@ -91,6 +91,29 @@ def test_rosenbrock_like_scipy_and_max_iter_reported():
     assert n_iter == 3 and not converged
 
 
+@pytest.mark.parametrize("n", [60, 9000])
+def test_default_memory_is_twenty_pairs_below_the_blocked_size_else_ten(n):
+    """memory=None keeps MEMORY_SMALL (20) pairs below BLOCKED_MIN_PARAMS
+    parameters and MEMORY_LARGE (10) from there on: the default run is the same
+    run, bit for bit, as the one with that memory and differs from the other."""
+    from linclass.linear._lbfgs import BLOCKED_MIN_PARAMS, MEMORY_LARGE, MEMORY_SMALL
+    rng = np.random.default_rng(5)
+    scales = np.logspace(-2, 2, n)               # ill-conditioned: memory matters
+    b = rng.normal(size=n)
+
+    def fun(x):
+        r = scales * x - b
+        return 0.5 * r @ r + 0.25 * np.sum(x ** 4), scales * r + x ** 3
+
+    runs = {m: lbfgs_minimize(fun, np.zeros(n), gtol=1e-8, max_iter=60, memory=m)
+            for m in (None, MEMORY_SMALL, MEMORY_LARGE)}
+    chosen = MEMORY_SMALL if n < BLOCKED_MIN_PARAMS else MEMORY_LARGE
+    other = MEMORY_LARGE if chosen == MEMORY_SMALL else MEMORY_SMALL
+    np.testing.assert_array_equal(runs[None][0], runs[chosen][0])
+    assert runs[None][2] == runs[chosen][2]
+    assert not np.array_equal(runs[None][0], runs[other][0])
+
+
 class _SequentialThreads:
     """``threads.map`` as the driver calls it, run in order on this thread."""
 
