@@ -19,8 +19,10 @@ Cases (``--quick`` subsamples the training sets):
   equal-objective row; paired, interleaved); and, at tol=1e-6, linclass's
   default solver (``"auto"``, which picks Newton's method here) vs scikit-learn
   ``lbfgs`` and ``newton-cholesky``, and linclass ``lbfgs`` vs scikit-learn
-  ``lbfgs`` (paired, interleaved; quality: the objective and its relative
-  difference, negative when linclass's is lower).
+  ``lbfgs``, once at linclass's default memory (20 curvature pairs on this
+  small problem) and once at scikit-learn's 10 (paired, interleaved; quality:
+  the objective and its relative difference, negative when linclass's is
+  lower).
 * MaxEnt GIS / IIS on 5,000 a9a examples vs NLTK ``MaxentClassifier`` with 10
   iterations (NLTK's ``max_iter=10`` performs 9 updates; linclass runs 9 with
   NLTK's GIS constant, so both compute the same model).  Quality: accuracy on
@@ -178,6 +180,19 @@ def _tron_to_liblinear_objective(X, y01, C, repeat, tron_tol, ll_obj, peer, data
              "x 1, 2, ..., 64 reaching LIBLINEAR's objective")
 
 
+def _lbfgs_with_memory(memory, model, X, y):
+    """``model.fit(X, y)`` with L-BFGS keeping ``memory`` curvature pairs on a
+    small problem (linclass keeps 20 below 8,192 parameters by default,
+    scikit-learn's L-BFGS-B 10): the row that runs scikit-learn's algorithm."""
+    from linclass.linear import _lbfgs
+    saved = _lbfgs.MEMORY_SMALL
+    _lbfgs.MEMORY_SMALL = memory
+    try:
+        return model.fit(X, y)
+    finally:
+        _lbfgs.MEMORY_SMALL = saved
+
+
 def _a9a_logistic_rows(X, y, repeat, sklm, liblinear):
     rows = []
     data = "a9a %dx%d" % X.shape
@@ -219,8 +234,10 @@ def _a9a_logistic_rows(X, y, repeat, sklm, liblinear):
         # its default solver ("auto": Newton on this sparse 123-feature problem) and with
         # solver="lbfgs"; all at tol=1e-6, timed paired and interleaved
         fits = [lambda: LogisticRegression(C=C, tol=1e-6).fit(X, y01),
-                lambda: LogisticRegression(C=C, tol=1e-6, solver="lbfgs").fit(X, y01)]
-        names = ["auto", "lbfgs"]
+                lambda: LogisticRegression(C=C, tol=1e-6, solver="lbfgs").fit(X, y01),
+                lambda: _lbfgs_with_memory(10, LogisticRegression(C=C, tol=1e-6,
+                                                                  solver="lbfgs"), X, y01)]
+        names = ["auto", "lbfgs", "lbfgs memory 10"]
         if sklm is not None:
             fits += [lambda: sklm.LogisticRegression(C=C, tol=1e-6, max_iter=1000).fit(X, y01),
                      lambda: sklm.LogisticRegression(C=C, tol=1e-6, max_iter=1000,
@@ -239,7 +256,7 @@ def _a9a_logistic_rows(X, y, repeat, sklm, liblinear):
                     note="scikit-learn is not installed"))
             return rows
         for ours, peer in (("auto", "sk lbfgs"), ("auto", "sk newton-cholesky"),
-                           ("lbfgs", "sk lbfgs")):
+                           ("lbfgs", "sk lbfgs"), ("lbfgs memory 10", "sk lbfgs")):
             rows.append(_harness.make_row(
                 "logistic binary L2 (%s: %s)" % (ours, m[ours].solver_), data,
                 "scikit-learn " + peer[3:], t[peer], t[ours],

@@ -473,6 +473,10 @@ def logistic_data_term(X, codes, sample_weight, theta, *, n_classes, fit_interce
                            n_classes, fit_intercept, None, None)
     return objective.loss_grad(theta)
 
+#: TRON's CG stops when ``||r|| <= R_GOAL * tol * ||g0||`` (see :func:`_tron`)
+R_GOAL = 0.5
+
+
 def _tron(objective, theta, *, tol, max_iter, verbose=0):
     """Trust-region Newton method (Lin, Weng & Keerthi, 2008, Algorithm 2) with
     the diagonal preconditioner of Hsia, Chiang & Lin (2018).
@@ -489,7 +493,19 @@ def _tron(objective, theta, *, tol, max_iter, verbose=0):
     at tol=1e-6 (up to 7x the iterations) and were not kept: Nash & Sofer's
     quadratic-model rule, which LIBLINEAR's Newton solver uses, and a
     residual tolerance of ``min(0.5, sqrt(||g|| / ||g0||))``.  Stops when
-    ``||g|| <= tol * ||g0||``.  Returns ``(theta, f, n_iter, converged)``.
+    ``||g|| <= tol * ||g0||``.
+
+    CG also stops once its residual (the model's gradient at the step) is below
+    ``R_GOAL * tol * ||g0||``: a step that accurate already meets the stopping
+    test up to the model's error, so the last Newton system is not solved
+    further than the test needs.  Measured (a9a and w8a, C = 0.1, 1, 100, tol
+    1e-2 to 1e-8, 30 fits): the same number of iterations or fewer in every
+    fit, 3,632 Hessian-vector products against 3,814 (a9a at LIBLINEAR's
+    stopping rule: 21 against 28, LIBLINEAR 19); at loose tolerances the
+    solver stops at a higher objective than without the rule (on a9a still
+    lower than LIBLINEAR's at its own rule; up to 1e-3 higher at tol=1e-4 on
+    w8a, C=100), at tol <= 1e-6 within 3e-7 (relative) of it.
+    Returns ``(theta, f, n_iter, converged)``.
     """
     fun, hess_vec = objective.l2, objective.hess_vec
     eta0, eta1, eta2 = 1e-4, 0.25, 0.75
@@ -504,7 +520,7 @@ def _tron(objective, theta, *, tol, max_iter, verbose=0):
     converged = False
     while n_iter < max_iter:
         n_iter += 1
-        s, r = _truncated_cg(hess_vec, g, delta, M)
+        s, r = _truncated_cg(hess_vec, g, delta, M, R_GOAL * tol * gnorm0)
         gs = g @ s
         predicted = -0.5 * (gs - s @ r)           # q(0) - q(s), q the quadratic model
         theta_new = theta + s
@@ -657,12 +673,13 @@ def _newton(objective, theta, *, tol, max_iter, verbose=0,
     return theta, f, n_iter, bool(np.max(np.abs(g)) <= tol)
 
 
-def _truncated_cg(hess_vec, g, delta, M):
+def _truncated_cg(hess_vec, g, delta, M, r_goal=0.0):
     """Steihaug's preconditioned CG for ``H s = -g`` inside ``||s||_M <= delta``
     (``||s||_M^2 = s . (M s)``, ``M`` a positive diagonal given as a vector);
     returns ``(s, r = -g - H s)``.  Stops on the boundary, on a direction of
-    non-positive curvature, or when ``sqrt(r . M^-1 r) <= 0.1 sqrt(g . M^-1 g)``
-    (TRON's rule in the preconditioned variables)."""
+    non-positive curvature, when ``sqrt(r . M^-1 r) <= 0.1 sqrt(g . M^-1 g)``
+    (TRON's rule in the preconditioned variables), or when ``||r|| <= r_goal``
+    (the caller's goal for the gradient; 0: none)."""
     s = np.zeros_like(g)
     r = -g
     z = r / M
@@ -670,7 +687,7 @@ def _truncated_cg(hess_vec, g, delta, M):
     rz = r @ z
     cg_tol = 0.1 * np.sqrt(rz)
     for _ in range(max(10, g.shape[0])):
-        if np.sqrt(rz) <= cg_tol:
+        if np.sqrt(rz) <= cg_tol or (r_goal > 0.0 and r @ r <= r_goal * r_goal):
             break
         Hd = hess_vec(d)
         dHd = d @ Hd

@@ -573,3 +573,50 @@ def test_binary_pass_in_blocks_matches_numpy(n_rows):
     assert np.isclose(loss, np.sum(sw * np.logaddexp(0.0, -y * z)), rtol=1e-13)
     np.testing.assert_allclose(grad, np.append(X.T @ r, r.sum()), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(D, sw * p * (1 - p), rtol=1e-12, atol=1e-300)
+
+
+def test_tron_cg_stops_at_the_callers_residual_goal():
+    """TRON's CG stops once ``||r|| <= r_goal``: the step it returns has a
+    residual below the goal, ``r = -g - H s`` holds, and it took fewer
+    Hessian-vector products than the run without a goal (which goes on to
+    TRON's relative rule); with ``r_goal=0`` nothing changes."""
+    from linclass.linear.logistic import _truncated_cg
+    rng = np.random.default_rng(21)
+    A = rng.normal(size=(60, 60))
+    H = A @ A.T / 60 + np.diag(np.logspace(-2, 1, 60))
+    g = rng.normal(size=60)
+    M = np.diag(H).copy()
+    calls = []
+
+    def hess_vec(v):
+        calls.append(1)
+        return H @ v
+
+    s_full, r_full = _truncated_cg(hess_vec, g, 1e6, M)
+    n_full = len(calls)
+    np.testing.assert_allclose(r_full, -g - H @ s_full, atol=1e-10)
+    goal = 0.5 * np.linalg.norm(g)
+    calls.clear()
+    s, r = _truncated_cg(hess_vec, g, 1e6, M, goal)
+    assert np.linalg.norm(r) <= goal
+    np.testing.assert_allclose(r, -g - H @ s, atol=1e-10)
+    assert 0 < len(calls) < n_full
+    calls.clear()
+    s0, r0 = _truncated_cg(hess_vec, g, 1e6, M, 0.0)
+    np.testing.assert_array_equal(s0, s_full)
+    assert len(calls) == n_full
+
+
+@pytest.mark.parametrize("tol", [1e-2, 1e-4])
+def test_tron_meets_its_stopping_rule_at_the_liblinear_tolerances(tol):
+    """With the residual goal, TRON still ends with ``||g|| <= tol ||g0||``
+    (reported as converged) on a realistic sparse problem."""
+    from linclass.linear.logistic import _tron
+    rng = np.random.default_rng(22)
+    X = sp.random(2000, 60, density=0.1, format="csr", random_state=22)
+    y = (X @ rng.normal(size=60) + 0.3 * rng.logistic(size=2000) > 0).astype(np.int32)
+    obj = _Objective(X, y, np.ones(2000), 2, True, np.full(61, 1.0), 2000.0)
+    g0 = obj.l2(np.zeros(61))[1]
+    theta, f, n_iter, converged = _tron(obj, np.zeros(61), tol=tol, max_iter=100)
+    assert converged
+    assert np.linalg.norm(obj.l2(theta)[1]) <= tol * np.linalg.norm(g0)
