@@ -22,20 +22,8 @@
 
 #include "_simd_level.h"
 
-/* 0: plain C, 2: AVX2; -1 until first use */
-/* 0: baseline, 2: AVX2 (see _simd_level.h) */
-static int lc_lb_level_ = -1;
-
-static int lc_lb_level(void)
-{
-    return lc_simd_level(&lc_lb_level_);
-}
-
-/* tests: force a level (0 or the CPU's); returns the level in use */
-static int lc_lb_set_level(int level)
-{
-    return lc_simd_set_level(&lc_lb_level_, level);
-}
+/* lc_lb_level(), lc_lb_set_level(): 0 baseline, 2 AVX2 (_simd_level.h) */
+LC_SIMD_FAMILY(lc_lb)
 
 /* ---- plain C: 8 lanes in arrays, the order of the vector levels ---- */
 #define LC_LB_HSUM8(v) ((((v)[0] + (v)[4]) + ((v)[2] + (v)[6])) \

@@ -51,19 +51,8 @@
 
 #include "_simd_level.h"
 
-/* 0: baseline, 2: AVX2 (see _simd_level.h) */
-static int lc_logistic_level_ = -1;
-
-static int lc_logistic_level(void)
-{
-    return lc_simd_level(&lc_logistic_level_);
-}
-
-/* tests: force a level (0 or the CPU's); returns the level in use */
-static int lc_logistic_set_level(int level)
-{
-    return lc_simd_set_level(&lc_logistic_level_, level);
-}
+/* lc_logistic_level(), lc_logistic_set_level(): 0 baseline, 2 AVX2 (_simd_level.h) */
+LC_SIMD_FAMILY(lc_logistic)
 
 #define LC_LN2_HI 6.93147180369123816490e-01   /* 0x3fe62e42fee00000: 32 bits */
 #define LC_LN2_LO 1.90821492927058770002e-10   /* ln 2 - LC_LN2_HI */

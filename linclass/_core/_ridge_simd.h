@@ -26,19 +26,8 @@
 
 #define LC_RIDGE_AHEAD 8
 
-/* 0: baseline, 2: AVX2 (see _simd_level.h) */
-static int lc_ridge_level_ = -1;
-
-static int lc_ridge_level(void)
-{
-    return lc_simd_level(&lc_ridge_level_);
-}
-
-/* tests: force a level (0 or the CPU's); returns the level in use */
-static int lc_ridge_set_level(int level)
-{
-    return lc_simd_set_level(&lc_ridge_level_, level);
-}
+/* lc_ridge_level(), lc_ridge_set_level(): 0 baseline, 2 AVX2 (_simd_level.h) */
+LC_SIMD_FAMILY(lc_ridge)
 
 static inline void lc_ridge_prefetch_row(const double* row, ptrdiff_t k)
 {

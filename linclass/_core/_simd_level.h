@@ -1,7 +1,8 @@
 /* The run-time vector level of the kernels with hand-dispatched AVX2 code
  * (_lbfgs_simd.h, _ridge_simd.h): 2 when the CPU has AVX2 (GCC or Clang on
  * x86), else 0, the baseline build.  Each kernel family keeps its own level
- * (-1 until first use), which its tests can force to the baseline.
+ * (-1 until first use; LC_SIMD_FAMILY below), which its tests can force to the
+ * baseline.
  */
 #ifndef LINCLASS_SIMD_LEVEL_H
 #define LINCLASS_SIMD_LEVEL_H
@@ -35,5 +36,19 @@ static int lc_simd_set_level(int* state, int level)
     *state = level == 0 ? 0 : -1;
     return lc_simd_level(state);
 }
+
+/* A kernel family's level and its two functions:
+ *   PREFIX_level()             the level in use (detected on first use)
+ *   PREFIX_set_level(level)    tests: force a level (0 or the CPU's); returns it */
+#define LC_SIMD_FAMILY(PREFIX)                                  \
+    static int PREFIX##_level_ = -1;                            \
+    static int PREFIX##_level(void)                             \
+    {                                                           \
+        return lc_simd_level(&PREFIX##_level_);                 \
+    }                                                           \
+    static int PREFIX##_set_level(int level)                    \
+    {                                                           \
+        return lc_simd_set_level(&PREFIX##_level_, level);      \
+    }
 
 #endif
