@@ -620,3 +620,79 @@ def test_tron_meets_its_stopping_rule_at_the_liblinear_tolerances(tol):
     theta, f, n_iter, converged = _tron(obj, np.zeros(61), tol=tol, max_iter=100)
     assert converged
     assert np.linalg.norm(obj.l2(theta)[1]) <= tol * np.linalg.norm(g0)
+
+
+def _logistic_simd_constants():
+    """The ``#define LC_...`` numbers of the shipped ``_logistic_simd.h``."""
+    import pathlib
+    import re
+    import linclass._core
+    text = (pathlib.Path(linclass._core.__file__).parent / "_logistic_simd.h").read_text()
+    found = re.findall(r"^#define LC_(\w+) \(?(-?[0-9][0-9.e+-]*)\)?", text, re.M)
+    return {name: float(value) for name, value in found}
+
+
+def _binary_terms_transcribed(t, sw, y):
+    """_logistic_simd.h's operations, one numpy ufunc each in the C's order:
+    IEEE arithmetic gives every one of them a single correct result, so the
+    compiled kernel (any vector level, any build) must match bit for bit."""
+    K = _logistic_simd_constants()
+    P = [K["EXP_P%d" % i] for i in range(10)]
+    G = [K["LOG_G%d" % i] for i in range(7)]
+    with np.errstate(all="ignore"):
+        x = -np.abs(t)
+        xc = np.where(x < K["EXP_MIN"], K["EXP_MIN"], x)
+        kd = xc * K["INV_LN2"] + K["SHIFT"]
+        kbits = kd.view(np.uint64)
+        kd = kd - K["SHIFT"]
+        r = (xc - kd * K["LN2_HI"]) - kd * K["LN2_LO"]
+        r2 = r * r
+        r4 = r2 * r2
+        r8 = r4 * r4
+        p01, p23 = P[0] + P[1] * r, P[2] + P[3] * r
+        p45, p67 = P[4] + P[5] * r, P[6] + P[7] * r
+        p89 = P[8] + P[9] * r
+        poly = ((p01 + p23 * r2) + (p45 + p67 * r2) * r4) + p89 * r8
+        er = 1.0 + (r + r2 * poly)
+        shift_bits = np.array([K["SHIFT"]]).view(np.uint64)[0]
+        scale = ((kbits - shift_bits + np.uint64(1023)) << np.uint64(52)).view(np.float64)
+        e = np.where(x < K["EXP_MIN"], 0.0, er * scale)
+        u = 1.0 + e
+        ru = 1.0 / u
+        eru = e * ru
+        c = (e - (u - 1.0)) * ru
+        big = u > K["SQRT2"]
+        j = np.where(big, 1.0, 0.0)
+        f = np.where(big, 0.5 * u, u) - 1.0
+        s = f / (2.0 + f)
+        z = s * s
+        z2 = z * z
+        z4 = z2 * z2
+        R = z * (((G[0] + G[1] * z) + (G[2] + G[3] * z) * z2)
+                 + ((G[4] + G[5] * z) + G[6] * z2) * z4)
+        hfsq = 0.5 * f * f
+        lg = j * K["LN2_HI"] + (f - (hfsq - (s * (hfsq + R) + (j * K["LN2_LO"] + c))))
+        pos = t >= 0.0
+        p = np.where(pos, ru, eru)
+        q = np.where(pos, eru, ru)
+        return sw * np.where(pos, lg, lg - t), -(sw * q) * y, (sw * p) * q
+
+
+def test_binary_terms_equal_their_transcription_bit_for_bit():
+    """The compiled loss terms give exactly the bits of their operations done
+    one by one in numpy: no contraction into FMA, no reordering, on this CPU's
+    level and on the baseline (and so on every machine)."""
+    from linclass._core import _logistic
+    t = np.concatenate([_margins(), [np.inf, -np.inf, np.nan]])
+    rng = np.random.default_rng(14)
+    y = np.where(rng.random(t.size) < 0.5, 1.0, -1.0)
+    sw = rng.uniform(0.25, 4.0, t.size)
+    want = _binary_terms_transcribed(t, sw, y)
+    best = _logistic.simd_level()
+    try:
+        for level in (best, 0):
+            _logistic.simd_level(level)
+            for got, ref in zip(_logistic.binary_terms(t, sw, y), want):
+                np.testing.assert_array_equal(got, ref)
+    finally:
+        _logistic.simd_level(best)
