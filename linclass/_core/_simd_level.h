@@ -1,5 +1,5 @@
 /* The run-time vector level of the kernels with hand-dispatched AVX2 code
- * (_lbfgs_simd.h, _ridge_simd.h): 2 when the CPU has AVX2 (GCC or Clang on
+ * (_lbfgs_simd.h, _ridge_simd.h, _logistic_simd.h): 2 when the CPU has AVX2 (GCC or Clang on
  * x86), else 0, the baseline build.  Each kernel family keeps its own level
  * (-1 until first use; LC_SIMD_FAMILY below), which its tests can force to the
  * baseline.

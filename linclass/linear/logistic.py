@@ -473,6 +473,7 @@ def logistic_data_term(X, codes, sample_weight, theta, *, n_classes, fit_interce
                            n_classes, fit_intercept, None, None)
     return objective.loss_grad(theta)
 
+
 #: TRON's CG stops when ``||r|| <= R_GOAL * tol * ||g0||`` (see :func:`_tron`)
 R_GOAL = 0.5
 
