@@ -24,6 +24,7 @@ from os import PathLike
 from typing import Any, Dict, Optional, TypeVar, Union
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
@@ -290,7 +291,13 @@ class BaseEstimator:
 
     def __setstate__(self, state):
         state = dict(state)
-        state.pop("_linclass_version", None)
+        written_by = state.pop("_linclass_version", None)
+        if written_by is not None and written_by != _version():
+            from .persistence import ModelVersionWarning
+            warnings.warn("unpickling a %s pickled by linclass %s with linclass %s: the "
+                          "model may behave differently; re-fit or re-save it with this "
+                          "version" % (type(self).__name__, written_by, _version()),
+                          ModelVersionWarning, stacklevel=2)
         self.__dict__.update(state)
 
     # -- persistence (see linclass.persistence) ---------------------------
@@ -394,8 +401,8 @@ class BaseEstimator:
         "class_count_": ("K",), "component_log_weight_": ("K", None),
         "support_": ("S",), "support_vectors_": ("S", "F"), "dual_coef_": (None, "S"),
         "_sv_sq_norms": ("S",), "n_support_": ("K",),
-        "landmarks_": ("M", "F"), "landmark_indices_": ("M",), "eigenvalues_": ("M",),
-        "projection_": ("M", None),
+        "landmarks_": ("M", "F"), "landmark_indices_": ("M",), "eigenvalues_": ("C",),
+        "projection_": ("M", "C"),
     }
 
     def _check_shape_rules(self, state):
@@ -410,7 +417,9 @@ class BaseEstimator:
             arr = state.get(name)
             if arr is None or ("S" in rule and "support_" not in state):
                 continue
-            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub" \
+            if sp.issparse(arr) and len(rule) == 2 and arr.dtype.kind in "fiub":
+                pass                # support vectors or landmarks of a sparse fit
+            elif not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fiub" \
                     or arr.ndim < len(rule) or (len(rule) == 1 and arr.ndim != 1):
                 raise ValueError("%s must be a numeric array with at least %d dimensions"
                                  % (name, len(rule)))

@@ -11,8 +11,14 @@ A numpy ``.npz`` archive holding
     parameters) and ``state`` (fitted attributes).
 ``__linclass_digest__``
     SHA-256 of the metadata bytes followed by every array's name, dtype,
-    shape and bytes, in sorted name order: a file edited by hand or cut short
-    fails to load with :class:`~linclass.exceptions.ModelFormatError`.
+    shape and bytes, in sorted name order: a file damaged on disk or in
+    transfer, or cut short, fails to load with
+    :class:`~linclass.exceptions.ModelFormatError`.  The digest is *not* keyed:
+    it detects corruption, not tampering (anyone can recompute it).  What
+    protects :func:`load` against a hostile file is that it trusts nothing in
+    it: reads are bounded, no pickle is used, only allow-listed classes are
+    built, no state entry may replace a method or class attribute, and the
+    model's consistency check of its fitted state always runs.
 ``a0``, ``a1``, ...
     The numpy arrays referenced from the JSON as ``{"__array__": "a0"}``.
 
@@ -29,6 +35,13 @@ by a file is imported.  Files that name a class by its defining module
 (``"linclass.svm.LinearSVC"``, as written before the package layout changed)
 load the same way, by the last component.
 
+Writing is atomic: the file is written to a temporary file in the target's
+directory, fsynced and renamed over the target when complete
+(:mod:`linclass._atomic`), so a failed or killed ``save`` leaves the previous
+file intact.  A file written by another linclass version loads with a
+:class:`~linclass.exceptions.ModelVersionWarning` naming both versions; a file
+of another format version raises :class:`~linclass.exceptions.ModelFormatError`.
+
 A savable object implements ``get_params(deep=False)``, ``_get_state()`` and
 ``_set_state(state)`` (:class:`linclass.base.BaseEstimator` does); this module
 does not import :mod:`linclass.base`.
@@ -36,19 +49,29 @@ does not import :mod:`linclass.base`.
 import hashlib
 import importlib
 import inspect
+import io
 import json
 import math
 import numbers
 import os
+import stat
+import warnings
 import zipfile
-from typing import Any, Union
+from typing import Any, BinaryIO, Union
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._atomic import atomic_output
 from ._registry import PUBLIC_MODELS
 from ._version import __version__
 from .exceptions import ModelFormatError
+
+try:                                    # exceptions.py gains it with issue #35
+    from .exceptions import ModelVersionWarning
+except ImportError:                     # pragma: no cover
+    class ModelVersionWarning(UserWarning):
+        """A model file was written by another version of linclass."""
 
 FORMAT_NAME = "linclass-model"
 FORMAT_VERSION = 1
@@ -159,8 +182,7 @@ class _Decoder:
                 raise ModelFormatError("%s: nested %s without parameters"
                                        % (self.filename, value["__estimator__"]))
             est = cls(**self.decode(value["params"]))
-            est._set_state(self.decode(value.get("state", {})))
-            _check_loaded(est)
+            _restore_state(est, self.decode(value.get("state", {})))
             return est
         raise ModelFormatError("%s: unknown tagged value with keys %s"
                                % (self.filename, sorted(value)))
@@ -213,7 +235,10 @@ def _digest(meta_bytes, arrays):
 
 
 def save_model(model: Any, path: Union[str, "os.PathLike[str]"]) -> str:
-    """Write ``model`` to ``path`` in the format described above; returns the path."""
+    """Write ``model`` to ``path`` in the format described above; returns the path.
+
+    ``path`` is a path (written atomically: the previous file survives any
+    failure) or a writable binary file object."""
     if not _is_savable(model):
         raise TypeError("save_model expects a linclass estimator, got %s" % type(model).__name__)
     enc = _Encoder()
@@ -227,8 +252,13 @@ def save_model(model: Any, path: Union[str, "os.PathLike[str]"]) -> str:
     }
     meta_bytes = json.dumps(meta, sort_keys=True, allow_nan=False).encode("utf-8")
     digest = _digest(meta_bytes, enc.arrays)
+    if hasattr(path, "write"):           # a binary file object of the caller's
+        np.savez_compressed(path, __linclass_meta__=np.frombuffer(meta_bytes, dtype=np.uint8),
+                            __linclass_digest__=np.frombuffer(digest.encode(), dtype=np.uint8),
+                            **enc.arrays)
+        return path
     path = os.fspath(path)
-    with open(path, "wb") as fh:
+    with atomic_output(path, "wb") as fh:
         np.savez_compressed(fh, __linclass_meta__=np.frombuffer(meta_bytes, dtype=np.uint8),
                             __linclass_digest__=np.frombuffer(digest.encode(), dtype=np.uint8),
                             **enc.arrays)
@@ -274,10 +304,55 @@ def _read_npy(zf, info, filename, with_data):
         return arr.reshape(shape, order="F" if fortran else "C").copy()
 
 
-def _read_archive(filename, max_bytes):
+def _open_source(source, max_bytes):
+    """``(binary file object, display name)`` for a path or a file object.
+
+    A path must name a regular file no larger than the limit: FIFOs, devices
+    (``/dev/zero``), sockets and directories are refused before anything is
+    read (opened non-blocking, so a FIFO without a writer cannot hang).  A file
+    object is read up to the limit into memory (``load`` never reads without
+    bound from a stream)."""
+    limit = max_bytes + MAX_META_BYTES + 2 ** 20        # arrays, metadata, zip overhead
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        name = os.fspath(name) if isinstance(name, (str, os.PathLike)) else "<stream>"
+        data = source.read(limit + 1)
+        if not isinstance(data, bytes):
+            raise TypeError("load() needs a binary file object (open the file with 'rb'), "
+                            "got a stream returning %s" % type(data).__name__)
+        if len(data) > limit:
+            raise ModelFormatError("%s: more than %d bytes, larger than any model within "
+                                   "max_bytes=%d" % (name, limit, max_bytes))
+        return io.BytesIO(data), name
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError("load() expects a path or a binary file object, got %s"
+                        % type(source).__name__)
+    name = os.fspath(source)
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "Is a directory", name)
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelFormatError("%s: not a regular file (a FIFO, device or socket); "
+                                   "model files are regular files" % name)
+        if st.st_size > limit:
+            raise ModelFormatError(
+                "%s: %d bytes, larger than any model within max_bytes=%d; if you trust "
+                "the file, call linclass.load(path, max_bytes=...) with a larger limit"
+                % (name, st.st_size, max_bytes))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), name
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_archive(fileobj, filename, max_bytes):
     """``{name: array}`` of a model file, checking the zip directory, the
     ``.npy`` headers and the total size before decompressing any array data."""
-    with zipfile.ZipFile(filename) as zf:
+    with fileobj, zipfile.ZipFile(fileobj) as zf:
         infos = zf.infolist()
         if len(infos) > MAX_ARRAYS:
             raise ModelFormatError("%s: %d entries; a linclass model file holds at most %d"
@@ -307,32 +382,64 @@ def _read_archive(filename, max_bytes):
                 for name, info in names.items()}
 
 
-def _check_loaded(model):
-    """Run the model's consistency check of its fitted state (``_check_state``:
-    every array a kernel indexes agrees with the others), nested models first."""
-    check = getattr(model, "_check_state", None)
+def _is_code(attr):
+    return callable(attr) or isinstance(attr, (property, staticmethod, classmethod))
+
+
+def _restore_state(model, state):
+    """Set the decoded fitted ``state`` on ``model`` and run the class's
+    consistency checks of it, which no entry of the file can switch off.
+
+    Every key must be a plain attribute name that does not shadow anything
+    the class defines (a method such as ``_check_state``, a property, a class
+    constant): a file cannot replace code or class-level settings.  The checks
+    are looked up on the class, never on the instance: ``_check_state`` (every
+    array a kernel indexes agrees with the others; nested models were checked
+    when they were decoded) and ``_check_params`` (the parameter checks
+    ``fit`` runs), when it takes no arguments."""
+    cls = type(model)
+    if not isinstance(state, dict):
+        raise ModelFormatError("the fitted state of a %s must be a mapping" % cls.__name__)
+    for key in state:
+        if not isinstance(key, str) or not key.isidentifier() or key.startswith("__") \
+                or hasattr(cls, key):
+            raise ModelFormatError("the fitted state of a %s has the entry %r, which is not "
+                                   "a fitted attribute (it would replace part of the class)"
+                                   % (cls.__name__, key))
+    model._set_state(state)
+    shadowing = sorted(k for k in vars(model) if k.startswith("__") or (
+        hasattr(cls, k) and _is_code(inspect.getattr_static(cls, k))))
+    if shadowing:
+        raise ModelFormatError("loading a %s set %s, which would replace methods of the "
+                               "class" % (cls.__name__, ", ".join(shadowing)))
+    check = getattr(cls, "_check_state", None)
     if callable(check):
-        check()
-    check = getattr(model, "_check_params", None)     # the checks fit runs
+        check(model)
+    check = getattr(cls, "_check_params", None)     # the checks fit runs
     if callable(check) and not any(
             p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY,
-                                                                 p.POSITIONAL_OR_KEYWORD)
-            for p in inspect.signature(check).parameters.values()):
-        check()
+                                                                p.POSITIONAL_OR_KEYWORD)
+            for p in list(inspect.signature(check).parameters.values())[1:]):
+        check(model)
 
 
-def load(path: Union[str, "os.PathLike[str]"], *, max_bytes: int = MAX_BYTES) -> Any:
+def load(path: Union[str, "os.PathLike[str]", BinaryIO], *, max_bytes: int = MAX_BYTES) -> Any:
     """Load a model written by ``model.save(path)``.
 
-    Loading never runs code named by the file: the class comes from the
-    allow-list of public models, arrays are read without pickle, sizes are
-    checked (against the zip directory, each ``.npy`` header and
-    ``max_bytes``) before any array is decompressed, and the fitted state is
-    checked for consistency (``_check_state``) before the model is returned.
+    Loading trusts nothing in the file and never runs code named by it: the
+    class comes from the allow-list of public models, arrays are read without
+    pickle, reads are bounded (a path must be a regular file within the size
+    limit; FIFOs and devices are refused before any read), sizes are checked
+    (against the zip directory, each ``.npy`` header and ``max_bytes``) before
+    any array is decompressed, no state entry may replace a method or class
+    attribute, and the fitted state is always checked for consistency
+    (``_check_state``) before the model is returned.
 
     Parameters
     ----------
-    path : str or path-like
+    path : str, path-like or binary file object
+        A file object (``open(p, "rb")``, ``io.BytesIO``) is read from its
+        current position, at most the size limit, and left open.
     max_bytes : int, default 2**30
         Refuse files whose arrays take more than this many bytes uncompressed.
 
@@ -344,12 +451,20 @@ def load(path: Union[str, "os.PathLike[str]"], *, max_bytes: int = MAX_BYTES) ->
     Raises
     ------
     ModelFormatError
-        A file that is not a linclass model, was modified after saving, is
-        inconsistent, too large, or was written by a newer format version.
+        A file that is not a linclass model, is damaged (checksum), is
+        inconsistent, too large, not a regular file, or of another format
+        version.
+
+    Warns
+    -----
+    ModelVersionWarning
+        The file was written by another version of linclass (both named).
     """
-    filename = os.fspath(path)
+    from ._validation import check_int_param
+    check_int_param(max_bytes, "max_bytes", low=1)
+    fileobj, filename = _open_source(path, max_bytes)
     try:
-        contents = _read_archive(filename, max_bytes)
+        contents = _read_archive(fileobj, filename, max_bytes)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except ModelFormatError:
@@ -374,14 +489,25 @@ def load(path: Union[str, "os.PathLike[str]"], *, max_bytes: int = MAX_BYTES) ->
     version = meta.get("format_version")
     if not isinstance(version, int):
         raise ModelFormatError("%s: missing or invalid format_version" % filename)
-    if version > FORMAT_VERSION:
+    written_by = meta.get("linclass_version")
+    if version != FORMAT_VERSION:
         raise ModelFormatError(
-            "%s: written with model format version %d by linclass %s; this linclass "
-            "reads format versions up to %d: upgrade linclass to load it"
-            % (filename, version, meta.get("linclass_version", "?"), FORMAT_VERSION))
+            "%s: written with model format version %d by linclass %s; this linclass (%s) "
+            "reads format version %d only: %s" % (
+                filename, version, written_by, __version__, FORMAT_VERSION,
+                "upgrade linclass to load it" if version > FORMAT_VERSION else
+                "load it with the linclass that wrote it and retrain or re-save"))
     if _digest(meta_bytes, contents) != stored_digest:
-        raise ModelFormatError("%s: checksum mismatch: the file was modified or damaged "
+        raise ModelFormatError("%s: checksum mismatch: the file was damaged (or edited) "
                                "after it was saved" % filename)
+    if not isinstance(written_by, str):
+        raise ModelFormatError("%s: missing or invalid linclass_version" % filename)
+    if written_by != __version__:
+        warnings.warn("%s was written by linclass %s and is loaded by linclass %s; the "
+                      "format is the same (version %d), but the model may behave "
+                      "differently: re-save it with this version"
+                      % (filename, written_by, __version__, FORMAT_VERSION),
+                      ModelVersionWarning, stacklevel=2)
     cls = _resolve_class(meta.get("class", ""), filename)
     if not isinstance(meta.get("params"), dict) or not isinstance(meta.get("state"), dict):
         raise ModelFormatError("%s: metadata lacks the params/state of the model" % filename)
@@ -394,8 +520,7 @@ def load(path: Union[str, "os.PathLike[str]"], *, max_bytes: int = MAX_BYTES) ->
     except _LOAD_ERRORS as exc:
         raise ModelFormatError("%s: parameters do not match %s: %s" % (filename, cls.__name__, exc))
     try:
-        model._set_state(dec.decode(meta["state"]))
-        _check_loaded(model)
+        _restore_state(model, dec.decode(meta["state"]))
     except ModelFormatError:
         raise
     except _LOAD_ERRORS as exc:

@@ -18,7 +18,8 @@ import pytest
 import linclass
 
 PACKAGE = pathlib.Path(linclass.__file__).resolve().parent
-SHARED = {"linclass._core", "linclass._validation", "linclass._version", "linclass._registry"}
+SHARED = {"linclass._core", "linclass._validation", "linclass._version", "linclass._registry",
+          "linclass._atomic"}
 
 
 def _modules():
