@@ -152,11 +152,21 @@ class _Decoder:
         arr = self.arrays[name]
         return arr.astype(object) if ref.get("object_str") else arr
 
+    # the keys each tagged value has: anything else is not a linclass file
+    _TAGS = {"__array__": {"__array__", "object_str"}, "__float__": {"__float__"},
+             "__tuple__": {"__tuple__"}, "__dict__": {"__dict__"},
+             "__csr__": {"__csr__", "shape"}, "__estimator__": {"__estimator__", "params",
+                                                                 "state"}}
+
     def decode(self, value):
         if isinstance(value, list):
             return [self.decode(v) for v in value]
         if not isinstance(value, dict):
             return value
+        tags = [t for t in self._TAGS if t in value]
+        if len(tags) != 1 or not set(value) <= self._TAGS[tags[0]]:
+            raise ModelFormatError("%s: unexpected tagged value with keys %s"
+                                   % (self.filename, sorted(value)))
         if "__array__" in value:
             return self._array(value)
         if "__float__" in value:
