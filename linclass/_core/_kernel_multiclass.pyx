@@ -68,6 +68,10 @@ from ._random cimport Rng, rng_seed, rng_shuffle
 
 import numpy as np
 
+# A CSR matrix with no stored entries still needs a non-NULL `indices`: the kernels
+# tell a CSR row from a dense one by it (a NULL would send them into dense reads).
+cdef int _NO_INDEX[1]
+
 
 cdef Py_ssize_t solve_block(const double[:, ::1] G, const double* loss_row, double* beta_i,
                             double* g, double* d, Py_ssize_t k, Py_ssize_t yi, double Ci,
@@ -351,7 +355,7 @@ def solve_dual_rows(*, data, indices, indptr, Py_ssize_t n_rows, Py_ssize_t n_co
     src.kernel.coef0 = coef0
     src.kernel.degree = degree
     src.kernel.X.data = &dv[0] if dv.shape[0] else NULL
-    src.kernel.X.indices = &ind[0] if sparse and ind.shape[0] else NULL
+    src.kernel.X.indices = (&ind[0] if ind.shape[0] else &_NO_INDEX[0]) if sparse else NULL
     src.kernel.X.indptr = &ptr[0] if sparse else NULL
     src.kernel.X.n_rows = n_rows
     src.kernel.X.n_cols = n_cols

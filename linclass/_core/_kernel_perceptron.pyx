@@ -21,6 +21,10 @@ from ._random cimport Rng, rng_seed, rng_shuffle
 
 import numpy as np
 
+# A CSR matrix with no stored entries still needs a non-NULL `indices`: the kernels
+# tell a CSR row from a dense one by it (a NULL would send them into dense reads).
+cdef int _NO_INDEX[1]
+
 
 cdef struct Perceptron:
     int n
@@ -172,7 +176,7 @@ def kernel_perceptron_fit(*, data, indices, indptr, Py_ssize_t n_rows, Py_ssize_
     p.kernel.coef0 = coef0
     p.kernel.degree = degree
     p.kernel.X.data = &d[0] if d.shape[0] else NULL
-    p.kernel.X.indices = &ind[0] if sparse and ind.shape[0] else NULL
+    p.kernel.X.indices = (&ind[0] if ind.shape[0] else &_NO_INDEX[0]) if sparse else NULL
     p.kernel.X.indptr = &ptr[0] if sparse else NULL
     p.kernel.X.n_rows = n_rows
     p.kernel.X.n_cols = n_cols

@@ -9,12 +9,16 @@ from ._kernel_rows cimport Kernel, kernel_transform, KERNEL_PRECOMPUTED
 
 import numpy as np
 
+# A CSR matrix with no stored entries still needs a non-NULL `indices`: the kernels
+# tell a CSR row from a dense one by it (a NULL would send them into dense reads).
+cdef int _NO_INDEX[1]
+
 
 cdef Rows _make_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
                      Py_ssize_t n_rows, Py_ssize_t n_cols, bint sparse):
     cdef Rows r
     r.data = &data[0] if data.shape[0] else NULL
-    r.indices = &indices[0] if sparse and indices.shape[0] else NULL
+    r.indices = (&indices[0] if indices.shape[0] else &_NO_INDEX[0]) if sparse else NULL
     r.indptr = &indptr[0] if sparse else NULL
     r.n_rows = n_rows
     r.n_cols = n_cols

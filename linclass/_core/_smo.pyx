@@ -22,6 +22,10 @@ from ._kernel_rows cimport (Cache, CacheHead, Kernel, KERNEL_PRECOMPUTED, KERNEL
 
 import numpy as np
 
+# A CSR matrix with no stored entries still needs a non-NULL `indices`: the kernels
+# tell a CSR row from a dense one by it (a NULL would send them into dense reads).
+cdef int _NO_INDEX[1]
+
 cdef double TAU = 1e-12    # LIBSVM: a non-positive curvature is replaced by this
 
 cdef enum:
@@ -462,7 +466,7 @@ def smo_solve(*, data, indices, indptr, Py_ssize_t n_rows, Py_ssize_t n_cols, bi
     s.kernel.coef0 = coef0
     s.kernel.degree = degree
     s.kernel.X.data = &d[0] if d.shape[0] else NULL
-    s.kernel.X.indices = &ind[0] if sparse and ind.shape[0] else NULL
+    s.kernel.X.indices = (&ind[0] if ind.shape[0] else &_NO_INDEX[0]) if sparse else NULL
     s.kernel.X.indptr = &ptr[0] if sparse else NULL
     s.kernel.X.n_rows = n_rows
     s.kernel.X.n_cols = n_cols
