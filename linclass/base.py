@@ -148,6 +148,10 @@ def _names_on_fit(method):
     return fit
 
 
+def _has_fitted_attributes(estimator):
+    return any(k.endswith("_") and not k.startswith("_") for k in vars(estimator))
+
+
 def _names_on_input(method):
     @functools.wraps(method)
     def checked(self, *args, **kwargs):
@@ -157,6 +161,14 @@ def _names_on_input(method):
         try:
             check_feature_names(self, _first_arg(args, kwargs))
             return method(self, *args, **kwargs)
+        except AttributeError as exc:
+            # a method reached for a fitted attribute of an estimator that was
+            # never fitted: say so, with the type scikit-learn's tools expect
+            from .exceptions import NotFittedError
+            if isinstance(exc, NotFittedError) or _has_fitted_attributes(self):
+                raise
+            raise NotFittedError("this %s instance is not fitted yet; call fit() before "
+                                 "%s()" % (type(self).__name__, method.__name__)) from exc
         finally:
             _calls.depth = 0
     checked._linclass_feature_names = True
