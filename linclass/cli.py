@@ -25,25 +25,37 @@ Exit status
     not apply to this model or task;
 2
     data error: an input file that is missing, unreadable or malformed,
-    or labels/features the model cannot use;
+    labels/features the model cannot use, or an output file that cannot be
+    written (its directory is missing, it is a directory, it names an input);
 3
     model file error: a model file that is missing, not a linclass model,
     corrupt, or not saved by ``linclass train``.
 
-Errors print one line ``linclass COMMAND: error: ...`` on standard error.
+Errors print one line ``linclass COMMAND: error: ...`` on standard error,
+never a Python traceback (``--debug`` shows the traceback of an error).
 Warnings (such as features unknown to the model, which are ignored as
 LIBLINEAR does) print one line ``linclass COMMAND: warning: ...``; progress
 lines appear only with ``--verbose``, on standard error.
+
+Files
+-----
+Every command reads all its inputs before it writes anything.  An output
+(``-o``, ``--plot``) that names one of the command's inputs is refused before
+anything is read; outputs are written to a temporary file beside the target
+and renamed over it only when complete, so a failed run leaves every existing
+file as it was.
 """
 import argparse
 import ast
 import bz2
 import gzip
+import io
 import os
 import sys
 import time
 from typing import List, Optional, Sequence
 
+from ._atomic import atomic_output, refuse_overwriting_inputs
 from ._version import __version__
 from ._registry import MODELS, resolve
 
@@ -97,18 +109,41 @@ def _guess_format(path, fmt):
     return "conll"
 
 
-def _column_index(spec, sentence, default):
-    if spec is None:
-        return default
-    if isinstance(spec, int) or spec.lstrip("-").isdigit():
-        return int(spec)
-    if sentence.columns and spec in sentence.columns:
-        return sentence.columns.index(spec)
-    raise data_error("no column %r (columns: %s)" % (spec, sentence.columns))
+def _column_index(spec, sentence, n_cols, path, what):
+    """The 0-based column ``spec`` (an index, negative from the end, or a
+    CoNLL-U column name) of a file with ``n_cols`` columns; never wrapped."""
+    index = None
+    if isinstance(spec, int):
+        index = spec
+    else:
+        try:
+            index = int(str(spec).strip())
+        except ValueError:
+            names = sentence.columns or ()
+            if spec in names:
+                return list(names).index(spec)
+            raise data_error("%s: no column %r in %s (%s)"
+                             % (what, spec, path, "columns: " + ", ".join(names) if names
+                                else "its columns have no names: give a 0-based index"))
+    if not -n_cols <= index < n_cols:
+        raise data_error("%s %d is out of range: %s has %d columns per token (0 to %d)"
+                         % (what, index, path, n_cols, n_cols - 1))
+    return index % n_cols          # a negative index counts from the end
+
+
+def _token_column_specs(text):
+    """The ``--token-columns`` option as a list (None when not given)."""
+    if not text:
+        return None
+    specs = [c.strip() for c in text.split(",")]
+    if not all(specs):
+        raise usage_error("--token-columns %r has an empty entry; give comma-separated "
+                          "column indices or names" % text)
+    return specs
 
 
 def read_sequence_data(path, input_spec):
-    """(sentences, X, Y) from a CoNLL/CoNLL-U file according to input_spec."""
+    """(sentences, X, Y, label column) from a CoNLL/CoNLL-U file according to input_spec."""
     from .datasets import read_conll
     fmt = input_spec["format"]
     sentences = read_conll(path, format=fmt)
@@ -116,40 +151,61 @@ def read_sequence_data(path, input_spec):
     if first is None:
         raise data_error("%s holds no tokens" % path)
     n_cols = len(first[0])
+    expected = input_spec.get("n_columns")
+    if expected is not None and n_cols != expected:
+        raise data_error("%s has %d columns per token, but the model was trained on a file "
+                         "with %d" % (path, n_cols, expected))
+    if n_cols < 2 and fmt != "conllu":
+        raise data_error("%s has one column per token; a sequence file needs the token "
+                         "and its label" % path)
     if fmt == "conllu":
-        label = _column_index(input_spec.get("label_column") or "upos", first, 3)
-        tokens = [_column_index(c, first, None) for c in (input_spec.get("token_columns")
-                                                          or ["form"])]
+        label = _column_index(input_spec.get("label_column") or "upos", first, n_cols, path,
+                              "label column")
+        token_specs = input_spec.get("token_columns") or ["form"]
     else:
-        label = _column_index(input_spec.get("label_column"), first, n_cols - 1)
-        tokens = [_column_index(c, first, None) for c in input_spec.get("token_columns") or []] \
-            or [i for i in range(n_cols) if i != label % n_cols]
-    label %= n_cols
+        label_spec = input_spec.get("label_column")
+        label = n_cols - 1 if label_spec is None else \
+            _column_index(label_spec, first, n_cols, path, "label column")
+        token_specs = input_spec.get("token_columns")
+    if token_specs:
+        tokens = [_column_index(c, first, n_cols, path, "token column") for c in token_specs]
+    else:
+        tokens = [i for i in range(n_cols) if i != label]
     X = [[tuple(row[i] for i in tokens) for row in s] for s in sentences]
     Y = [[row[label] for row in s] for s in sentences]
     return sentences, X, Y, label
 
 
-def _open_text(path):
+def _open_text(path, errors="strict"):
+    """A text stream of ``path`` (UTF-8; a leading byte order mark skipped)."""
     name = os.fspath(path)
     if name.endswith(".gz"):
-        return gzip.open(name, "rt", encoding="utf-8")
+        return gzip.open(name, "rt", encoding="utf-8-sig", errors=errors)
     if name.endswith(".bz2"):
-        return bz2.open(name, "rt", encoding="utf-8")
-    return open(name, encoding="utf-8")
+        return bz2.open(name, "rt", encoding="utf-8-sig", errors=errors)
+    return open(name, encoding="utf-8-sig", errors=errors)
+
+
+def _read_text(path, errors="strict"):
+    """The whole text of ``path``; undecodable bytes are a data error naming the file."""
+    try:
+        with _open_text(path, errors) as fh:
+            return fh.read()
+    except UnicodeDecodeError as exc:
+        raise data_error("%s: cannot decode the file as UTF-8 (%s at byte %d)"
+                         % (path, exc.reason, exc.start))
 
 
 def _label_tokens(path):
     """The label of each line of an svmlight file as written there ("+1", "3")."""
     tokens = {}
-    with _open_text(path) as fh:
-        for line in fh:
-            line = line.split("#", 1)[0].split()
-            if line:
-                try:
-                    tokens.setdefault(float(line[0]), line[0])
-                except ValueError:
-                    pass                                  # the reader reports it
+    for line in _read_text(path, errors="replace").splitlines():
+        line = line.split("#", 1)[0].split()
+        if line:
+            try:
+                tokens.setdefault(float(line[0]), line[0])
+            except ValueError:
+                pass                                      # the reader reports it
     return [tokens[k] for k in sorted(tokens)]
 
 
@@ -218,6 +274,52 @@ def _make_model(cls, name, params):
         raise usage_error("bad parameter for %s: %s" % (name, exc))
 
 
+# -------------------------------------------------------------- outputs ---
+
+def _check_outputs(outputs, inputs):
+    """Refuse, before anything is read or written, an output that names an
+    input or that cannot be written (a directory, a device, a missing or
+    read-only directory).  ``outputs``: (option, path or None) pairs."""
+    for option, path in outputs:
+        if path is None or path == "-":
+            continue
+        try:
+            refuse_overwriting_inputs(path, inputs, what="output (%s)" % option)
+        except ValueError as exc:
+            raise data_error(str(exc))
+        if os.path.isdir(path):
+            raise data_error("%s %s is a directory; give a file name" % (option, path))
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise data_error("%s %s exists and is not a regular file; refusing to write "
+                             "over it" % (option, path))
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise data_error("%s %s: the directory %s does not exist"
+                             % (option, path, directory))
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise data_error("%s %s: cannot create a file in %s (permission denied)"
+                             % (option, path, directory))
+
+
+def _emit(path, text):
+    """Write ``text`` to standard output (``path`` None or ``-``) or, atomically, to
+    ``path``: the file is replaced only once all of it is written."""
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with atomic_output(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+
+
+def _os_error_message(exc):
+    """``file: reason`` for an OSError (no ``[Errno n]`` noise)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None:
+        return "%s: %s" % (exc.filename, reason)
+    return reason
+
+
 # ------------------------------------------------------------- commands ---
 
 def cmd_models(args):
@@ -232,9 +334,10 @@ def _read_training_data(args, task):
         if fmt == "svmlight":
             raise usage_error("model %r needs a CoNLL/CoNLL-U file" % args.model)
         spec = {"format": fmt, "label_column": args.label_column,
-                "token_columns": args.token_columns.split(",") if args.token_columns else None}
-        _, X, Y, label = read_sequence_data(args.train, spec)
+                "token_columns": _token_column_specs(args.token_columns)}
+        sentences, X, Y, label = read_sequence_data(args.train, spec)
         spec["label_column"] = label
+        spec["n_columns"] = len(next(s for s in sentences if len(s))[0])
         n_items = "%d sentences, %d tokens" % (len(X), sum(map(len, X)))
         return X, Y, None, spec, n_items
     if task == "trees":
@@ -249,6 +352,8 @@ def _read_training_data(args, task):
                                                               X.shape[1])
         return X, Y, qid, spec, n_items
     X, Y = _load_flat(args, args.train, None)
+    if X.shape[0] == 0:
+        raise data_error("%s holds no samples" % args.train)
     spec = {"format": "svmlight", "n_features": X.shape[1],
             "label_tokens": _label_tokens(args.train)}
     n_items = "%d samples, %d features" % X.shape
@@ -306,6 +411,10 @@ def cmd_train(args):
     if args.cross_validation is None and not args.output:
         raise usage_error("the model file to write is required (-o FILE), unless -v N "
                           "asks for cross-validation")
+    if args.cross_validation is not None and args.cross_validation < 2:
+        raise usage_error("-v needs 2 or more folds, got %d" % args.cross_validation)
+    if args.cross_validation is None:
+        _check_outputs([("-o", args.output)], [args.train])
     t0 = time.perf_counter()
     X, Y, qid, spec, n_items = _read_training_data(args, task)
     t_read = time.perf_counter() - t0
@@ -339,11 +448,13 @@ def _tree_words(tree):
 def _read_sentences(path):
     """Sentences of a tree file (its words without -NONE-) or of a text file
     (one tokenised sentence per line, blank lines skipped)."""
-    with _open_text(path) as fh:
-        text = fh.read()
+    text = _read_text(path)
     if text.lstrip().startswith("("):
         return [_tree_words(t) for t in _read_trees(path)]
-    return [line.split() for line in text.splitlines() if line.strip()]
+    sentences = [line.split() for line in text.splitlines() if line.strip()]
+    if not sentences:
+        raise data_error("%s holds no sentences" % path)
+    return sentences
 
 
 def _read_ranking(args, path, n_features=None):
@@ -358,9 +469,14 @@ def _load_for(path):
     from .persistence import load
     if not os.path.exists(path):
         raise model_error("no model file %s" % path)
+    if os.path.isdir(path):
+        raise model_error("%s is a directory, not a linclass model file" % path)
     try:
         model = load(path)
-    except (ModelFormatError, OSError, ValueError, KeyError) as exc:
+    except OSError as exc:
+        raise model_error("%s is not a readable linclass model: %s"
+                          % (path, _os_error_message(exc)))
+    except (ModelFormatError, ValueError, KeyError) as exc:
         raise model_error("%s is not a readable linclass model: %s" % (path, exc))
     spec = getattr(model, "input_spec_", None)
     if spec is None:
@@ -412,63 +528,87 @@ def _write_flat_predictions(args, model, spec, X, y, out):
 
 
 def cmd_predict(args):
+    _check_outputs([("-o", args.output)], [args.model, args.input])
     model, spec = _load_for(args.model)
     _check_output_options(args, spec)
     t0 = time.perf_counter()
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        if spec.get("task") == "ranking":
-            X, _, _ = _read_ranking(args, args.input, spec["n_features"])
-            for score in model.predict(X):
-                out.write("%.17g\n" % score)
-        elif spec.get("task") == "trees":
-            _write_parses(args, model, args.input, out)
-        elif spec["format"] == "svmlight":
-            X, y = _load_flat(args, args.input, spec["n_features"])
-            _write_flat_predictions(args, model, spec, X, y, out)
-        else:
-            from .datasets import write_conll
-            sentences, X, _, label = read_sequence_data(args.input, spec)
-            pred = model.predict(X)
-            rows = []
-            for s, p in zip(sentences, pred):
-                new = s.copy()
-                if args.with_gold:        # conlleval layout: ... gold predicted
-                    new[:] = [row[:label] + row[label + 1:] + (row[label], tag)
-                              for row, tag in zip(s, p)]
-                    new.columns = None
-                else:
-                    new[:] = [row[:label] + (tag,) + row[label + 1:] for row, tag in zip(s, p)]
-                rows.append(new)
-            write_conll(rows, out, format="conll" if args.with_gold else spec["format"])
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    out = io.StringIO()            # everything is computed before the output is touched
+    if spec.get("task") == "ranking":
+        X, _, _ = _read_ranking(args, args.input, spec["n_features"])
+        for score in model.predict(X):
+            out.write("%.17g\n" % score)
+    elif spec.get("task") == "trees":
+        _write_parses(args, model, args.input, out)
+    elif spec["format"] == "svmlight":
+        X, y = _load_flat(args, args.input, spec["n_features"])
+        _write_flat_predictions(args, model, spec, X, y, out)
+    else:
+        _write_sequence_predictions(args, model, spec, out)
+    _emit(args.output, out.getvalue())
     _progress(args, "predicted %s in %.2fs" % (args.input, time.perf_counter() - t0))
     return EXIT_OK
+
+
+def _write_sequence_predictions(args, model, spec, out):
+    from .datasets import write_conll
+    sentences, X, _, label = read_sequence_data(args.input, spec)
+    pred = model.predict(X)
+    rows = []
+    for s, p in zip(sentences, pred):
+        new = s.copy()
+        if args.with_gold:        # conlleval layout: ... gold predicted
+            new[:] = [row[:label] + row[label + 1:] + (row[label], tag)
+                      for row, tag in zip(s, p)]
+            new.columns = None
+        else:
+            new[:] = [row[:label] + (tag,) + row[label + 1:] for row, tag in zip(s, p)]
+        rows.append(new)
+    write_conll(rows, out, format="conll" if args.with_gold else spec["format"])
+
+
+def _parse_all(model, sentences):
+    """The parse of each sentence, None where there is none; a sentence the
+    model refuses (a ValueError) gets None with the reason, not a failed run."""
+    try:
+        return model.predict(sentences), {}
+    except ValueError:
+        pass
+    trees, reasons = [], {}
+    for i, words in enumerate(sentences):
+        try:
+            trees.append(model.predict([words])[0])
+        except ValueError as exc:
+            trees.append(None)
+            reasons[i] = str(exc)
+    return trees, reasons
 
 
 def _write_parses(args, model, path, out):
     sentences = _read_sentences(path)
     t0 = time.perf_counter()
-    for i, (words, tree) in enumerate(zip(sentences, model.predict(sentences))):
+    trees, reasons = _parse_all(model, sentences)
+    for words, tree in zip(sentences, trees):
         # a sentence without parse gets a flat tree under NOPARSE
         out.write("%s\n" % (tree if tree is not None else
                             "(NOPARSE %s)" % " ".join("(X %s)" % w for w in words)))
+    n_failed = sum(tree is None for tree in trees)
+    if n_failed:
+        first = min(reasons) if reasons else None
+        _warn(args, "%d of %d sentence(s) without parse, written as (NOPARSE ...)%s"
+              % (n_failed, len(sentences), "" if first is None else
+                 "; sentence %d: %s" % (first + 1, reasons[first])))
     _progress(args, "parsed %d sentences in %.2fs" % (len(sentences), time.perf_counter() - t0))
 
 
 def cmd_parse(args):
+    _check_outputs([("-o", args.output)], [args.model, args.input])
     model, spec = _load_for(args.model)
     if spec.get("task") != "trees":
         raise usage_error("%s is not a parser model (train one with --model parser)"
                           % args.model)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        _write_parses(args, model, args.input, out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    out = io.StringIO()            # everything is parsed before the output is touched
+    _write_parses(args, model, args.input, out)
+    _emit(args.output, out.getvalue())
     return EXIT_OK
 
 
@@ -522,6 +662,8 @@ def cmd_evaluate(args):
     if args.model is None or args.input is None:
         raise usage_error("evaluate needs MODEL and INPUT (or --conll FILE)")
     from . import metrics
+    plot_format = _plot_format(args.plot) if args.plot else None
+    _check_outputs([("--plot", args.plot)], [args.model, args.input])
     model, spec = _load_for(args.model)
     if args.evalb and spec.get("task") != "trees":
         raise usage_error("--evalb applies to parser models")
@@ -555,7 +697,7 @@ def cmd_evaluate(args):
         print("accuracy: %.4f  (%d samples)" % (metrics.accuracy_score(y, pred), len(y)))
         print(metrics.classification_report(y, pred))
         if args.plot:
-            _evaluate_plot(args, model, X, y, pred)
+            _evaluate_plot(args, model, X, y, pred, plot_format)
         return EXIT_OK
     if args.plot:
         raise usage_error("--plot is available for flat (svmlight) models")
@@ -576,7 +718,22 @@ def _print_sequence_scores(args, Y, pred):
         print(metrics.conlleval_report(Y, pred, scheme=scheme), end="")
 
 
-def _evaluate_plot(args, model, X, y, pred):
+def _plot_format(path):
+    """The image format of ``--plot FILE`` (its extension; png without one),
+    checked before anything is computed."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise usage_error("--plot needs matplotlib (pip install 'linclass[plot]')") from None
+    extension = os.path.splitext(os.fspath(path))[1][1:].lower()
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if extension and extension not in supported:
+        raise usage_error("--plot %s: unknown image format %r (supported: %s)"
+                          % (path, extension, ", ".join(sorted(supported))))
+    return extension or "png"
+
+
+def _evaluate_plot(args, model, X, y, pred, plot_format):
     """``evaluate --plot FILE.png [--plot-kind KIND]`` for flat models."""
     from .metrics import plotting
     kind = args.plot_kind
@@ -594,7 +751,8 @@ def _evaluate_plot(args, model, X, y, pred):
         draw = plotting.plot_roc if kind == "roc" else plotting.plot_precision_recall
         fig = draw(y, scores, pos_label=model.classes_[1])
         what = "ROC curve" if kind == "roc" else "precision-recall curve"
-    fig.savefig(args.plot)
+    with atomic_output(args.plot, "wb") as fh:     # exactly args.plot, never args.plot.png
+        fig.savefig(fh, format=plot_format)
     print("%s written to %s" % (what, args.plot))
 
 
@@ -603,14 +761,15 @@ def _evaluate_conll_file(args):
     from .metrics import conlleval_report_from_lines, read_conlleval_lines
     if args.model is not None or args.input is not None:
         raise usage_error("--conll FILE scores an existing file: give no MODEL/INPUT")
+    lines = io.StringIO(_read_text(args.conll))
+    if not lines.getvalue().strip():
+        raise data_error("%s holds no tokens" % args.conll)
     if args.scheme not in ("conlleval", "none"):
-        with _open_text(args.conll) as fh:
-            Y, pred = read_conlleval_lines(fh, filename=args.conll)
+        Y, pred = read_conlleval_lines(lines, filename=args.conll)
         Y, pred = [s for s in Y if s], [s for s in pred if s]
         _print_sequence_scores(args, Y, pred)
         return EXIT_OK
-    with _open_text(args.conll) as fh:
-        report = conlleval_report_from_lines(fh, filename=args.conll)
+    report = conlleval_report_from_lines(lines, filename=args.conll)
     print(report, end="")
     return EXIT_OK
 
@@ -636,12 +795,31 @@ def cmd_demo(args):
 # ---------------------------------------------------------------- parser ---
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors exiting with status 1 (argparse uses 2,
-    which linclass keeps for data errors)."""
+    """argparse with usage errors in one line, exiting with status 1 (argparse
+    uses 2, which linclass keeps for data errors)."""
 
     def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, "%s: error: %s\n" % (self.prog, message))
+        self.exit(EXIT_USAGE, "%s: error: %s (see '%s --help')\n"
+                  % (self.prog, message, self.prog))
+
+
+def _int_at_least(minimum):
+    """An argparse type: an integer >= ``minimum``."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("expected an integer, got %r" % text) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError("must be >= %d, got %d" % (minimum, value))
+        return value
+    parse.__name__ = "integer >= %d" % minimum
+    return parse
+
+
+def _add_debug(parser, default=False):
+    parser.add_argument("--debug", action="store_true", default=default,
+                        help="show the Python traceback of an error")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -652,14 +830,17 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit status: 0 ok, 1 usage error, 2 data error, 3 model file error",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="linclass " + __version__)
+    _add_debug(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     p = sub.add_parser("demo", help="train and evaluate models on the data shipped with linclass")
     p.add_argument("--quick", action="store_true", help="fewer epochs")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("models", help="list the model names accepted by 'train --model'")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser(
@@ -682,6 +863,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "feature template (default: all but the label; CoNLL-U: form)")
     p.add_argument("--verbose", action="store_true",
                    help="progress lines (reading, each fold, the model's own progress)")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="label a data file with a saved model")
@@ -698,6 +880,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "predicted one at the end of each token line (sequence; the input of "
                    "'evaluate --conll')")
     p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("parse", help="parse tokenised text (one sentence per line) or the "
@@ -707,6 +890,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="output file (default: standard output), one "
                    "bracketed tree per line")
     p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_parse)
 
     p = sub.add_parser("evaluate", help="score a saved model on a labelled data file, or "
@@ -727,9 +911,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what --plot draws: ROC or precision-recall curve (binary models "
                    "with decision values) or confusion matrix (default auto: ROC for "
                    "binary models, else the confusion matrix)")
-    p.add_argument("--max-queries", type=int, default=20,
+    p.add_argument("--max-queries", type=_int_at_least(0), default=20,
                    help="ranking models: per-query rows to print (the mean covers all)")
     p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("bench", help="run the benchmark suites (source checkout only)",
@@ -755,15 +940,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except CLIError as exc:
-        code, message = exc.code, str(exc)
-    except (ValueError, OSError, KeyError) as exc:   # DataFormatError is a ValueError
-        code, message = EXIT_DATA, str(exc) if not isinstance(exc, KeyError) else repr(exc)
     except KeyboardInterrupt:
         print("linclass %s: interrupted" % args.command, file=sys.stderr)
         return 130
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            raise
+        code, message = _error_line(exc)
     print("linclass %s: error: %s" % (args.command, message), file=sys.stderr)
     return code
+
+
+def _error_line(exc):
+    """(exit status, one-line message) of an exception raised by a command."""
+    if isinstance(exc, CLIError):
+        code, message = exc.code, str(exc)
+    elif isinstance(exc, OSError):
+        code, message = EXIT_DATA, _os_error_message(exc)
+    elif isinstance(exc, (ValueError, KeyError)):     # DataFormatError is a ValueError
+        code, message = EXIT_DATA, str(exc) if isinstance(exc, ValueError) else repr(exc)
+    elif isinstance(exc, (MemoryError, RecursionError)):
+        code, message = EXIT_DATA, "%s: the input is too large or too deeply nested" \
+            % type(exc).__name__
+    else:
+        code, message = EXIT_DATA, "%s: %s (an unexpected error; --debug shows where)" \
+            % (type(exc).__name__, exc)
+    message = " ".join(message.split()) or type(exc).__name__      # one line
+    return code, message
 
 
 if __name__ == "__main__":  # pragma: no cover

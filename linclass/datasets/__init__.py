@@ -8,8 +8,11 @@
 
 Every reader opens ``.gz`` files transparently and raises
 :class:`linclass.exceptions.DataFormatError` (a ``ValueError``) naming the
-file and line of malformed input.  May import: ``linclass._core`` (the
-svmlight parser), ``linclass.exceptions``; nothing from the models.
+file and line of malformed input; a leading UTF-8 byte order mark is
+skipped.  Every writer given a path replaces the file atomically
+(``linclass._atomic``: a failed write leaves the previous file as it was).
+May import: ``linclass._core`` (the svmlight parser), ``linclass._atomic``,
+``linclass.exceptions``; nothing from the models.
 """
 import importlib
 

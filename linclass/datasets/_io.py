@@ -14,6 +14,8 @@ import gzip
 import io
 import os
 
+from .._atomic import atomic_output
+
 __all__ = ["open_text", "read_text", "iter_lines", "source_name", "gc_paused"]
 
 
@@ -39,6 +41,28 @@ def _open_path(path, mode, encoding):
 
 
 @contextlib.contextmanager
+def _atomic_text(path, encoding):
+    """A text stream writing to ``path`` through :func:`~linclass._atomic.atomic_output`
+    (compressed for ``.gz`` / ``.bz2``): ``path`` is replaced only once the
+    whole text is written, and left as it was when writing fails."""
+    lower = os.fspath(path).lower()
+    with atomic_output(path, "wb") as raw:
+        if lower.endswith(".gz"):
+            packed = gzip.GzipFile(fileobj=raw, mode="wb")
+        elif lower.endswith(".bz2"):
+            packed = bz2.BZ2File(raw, "wb")
+        else:
+            packed = None
+        stream = io.TextIOWrapper(packed if packed is not None else raw,
+                                  encoding=encoding, newline="")
+        yield stream
+        stream.flush()
+        stream.detach()
+        if packed is not None:
+            packed.close()          # writes the trailer; ``raw`` stays open
+
+
+@contextlib.contextmanager
 def open_text(f, mode="r", *, encoding="utf-8"):
     """Open ``f`` as a text stream.
 
@@ -47,7 +71,9 @@ def open_text(f, mode="r", *, encoding="utf-8"):
     f : str, os.PathLike or file object
         A path (``.gz`` / ``.bz2`` decompressed or compressed transparently)
         or an open file object, text or binary.  A file object is not closed
-        on exit; a path opened here is.
+        on exit; a path opened here is.  A path opened for writing is
+        written atomically (a temporary file beside it, renamed over it only
+        when the ``with`` block completes without an exception).
     mode : {"r", "w"}
     encoding : str
         Used for paths and binary streams.
@@ -60,6 +86,10 @@ def open_text(f, mode="r", *, encoding="utf-8"):
     """
     if mode not in ("r", "w"):
         raise ValueError("mode must be 'r' or 'w', got %r" % (mode,))
+    if isinstance(f, (str, os.PathLike)) and mode == "w":
+        with _atomic_text(f, encoding) as stream:
+            yield stream
+        return
     if isinstance(f, (str, os.PathLike)):
         stream = _open_path(f, mode, encoding)
         try:
@@ -90,6 +120,9 @@ def open_text(f, mode="r", *, encoding="utf-8"):
 def read_text(f, *, encoding="utf-8"):
     """Read the whole of ``f`` as one string (newlines normalised to ``\\n``).
 
+    A leading byte order mark (U+FEFF, as some editors write at the start
+    of a UTF-8 file) is dropped.
+
     Returns
     -------
     text : str
@@ -115,6 +148,8 @@ def read_text(f, *, encoding="utf-8"):
             from ..exceptions import DataFormatError
             raise DataFormatError("cannot decompress the file (%s)" % err, name) from err
         raise
+    if text.startswith("\ufeff"):  # a UTF-8 byte order mark is not part of the first token
+        text = text[1:]
     if "\r" in text:  # text streams handed in by the caller may keep \r\n
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, name

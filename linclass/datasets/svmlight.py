@@ -46,6 +46,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from .._atomic import atomic_output
 from .._core import _svmlight
 from ..exceptions import DataFormatError
 
@@ -161,6 +162,8 @@ def _parse_source(f, *, multilabel, zero_based, query_id, offset, length):
         newline = buf.find(b"\n")
         start = len(buf) if newline < 0 else newline + 1
         note = " (line counted from byte offset %d)" % offset
+    elif start_pos == 0 and buf.startswith(b"\xef\xbb\xbf"):
+        start = 3               # a UTF-8 byte order mark before the first label
     offset_max = offset + length - start_pos if length > 0 else -1
     parsed = _svmlight.parse_svmlight(
         buf, start=start, offset_max=offset_max, first_lineno=1 if offset == 0 else 2,
@@ -490,7 +493,7 @@ def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
     if hasattr(f, "write"):
         write(f)
     elif isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fobj:
+        with atomic_output(f, "wb") as fobj:     # f is replaced only when complete
             write(fobj)
     else:
         raise TypeError("f must be a path or a binary file object, got %s"

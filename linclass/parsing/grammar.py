@@ -476,6 +476,9 @@ def _check_words(x):
     if isinstance(x, str) or not hasattr(x, "__len__"):
         raise ValueError("a sentence must be a sequence of word strings, got %s"
                          % type(x).__name__)
+    if getattr(x, "ndim", 1) != 1:
+        raise ValueError("a sentence must be a one-dimensional sequence of words, got an "
+                         "array of shape %r" % (getattr(x, "shape", None),))
     words = tuple(x)
     if not words:
         raise ValueError("cannot parse an empty sentence")
@@ -483,7 +486,8 @@ def _check_words(x):
         if not isinstance(word, str) or not word:
             raise ValueError("word %d of the sentence is %r; words must be non-empty str"
                              % (k, word))
-    return words
+    # plain str: numpy string arrays give np.str_, which would leak into the trees
+    return tuple(word if type(word) is str else str(word) for word in words)
 
 
 # ------------------------------------------------------------ structure --

@@ -546,7 +546,7 @@ class PCFG:
                 out.append(word)
                 continue
             if self.unknown_words is None:
-                raise ValueError("word %r (position %d) has no lexical rule and the "
+                raise _NoParse("word %r (position %d) has no lexical rule and the "
                                  "unknown-word model is disabled (unknown_words=None)"
                                  % (word, i))
             for sig in signature_backoffs(word_signature(word, sentence_initial=(i == 0))):
@@ -554,7 +554,7 @@ class PCFG:
                     out.append(sig)
                     break
             else:
-                raise ValueError("word %r (position %d) has no lexical rule and none of its "
+                raise _NoParse("word %r (position %d) has no lexical rule and none of its "
                                  "signatures %s is a terminal of the grammar"
                                  % (word, i, signature_backoffs(word_signature(word))))
         return out
@@ -596,8 +596,11 @@ class PCFG:
         Raises
         ------
         ValueError
-            An empty sentence, or a word without lexical rule while the
-            unknown-word model is disabled.
+            An empty sentence or a word that is not a non-empty str.
+        NoParseError
+            (a ``ValueError``) A word without lexical rule while the
+            unknown-word model is disabled, or none of whose signatures is a
+            terminal of the grammar.
         """
         tree, score = self._parse_cnf(words)
         if tree is not None and self.transform is not None and not cnf:
@@ -1002,7 +1005,8 @@ class DiscriminativeParser(BaseEstimator):
         """Best trees of sentences ``X`` (debinarized unless ``cnf``).
 
         A sentence that the grammar read off the training trees cannot cover
-        (a rule or a tag it would need was never seen) gets None.
+        (a rule or a tag it would need was never seen, or a word that neither
+        it nor any of its signatures was seen with a tag) gets None.
         """
         check_is_fitted(self, "coef_")
         if isinstance(self.structure_, SpanGrammarStructure):
@@ -1012,8 +1016,8 @@ class DiscriminativeParser(BaseEstimator):
             self.structure_.beam_size = self._test_beam()
         out = []
         for x in X:
-            px = self.structure_.prepare(x)
             try:
+                px = self.structure_.prepare(x)     # NoParseError: a word no tag can take
                 tree = self.structure_.decode(self.coef_, px)
             except _NoParse:
                 out.append(None)
