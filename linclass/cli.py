@@ -662,8 +662,8 @@ def cmd_evaluate(args):
     if args.model is None or args.input is None:
         raise usage_error("evaluate needs MODEL and INPUT (or --conll FILE)")
     from . import metrics
-    plot_format = _plot_format(args.plot) if args.plot else None
     _check_outputs([("--plot", args.plot)], [args.model, args.input])
+    plot_format = _plot_format(args.plot) if args.plot else None
     model, spec = _load_for(args.model)
     if args.evalb and spec.get("task") != "trees":
         raise usage_error("--evalb applies to parser models")

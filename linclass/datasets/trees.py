@@ -298,9 +298,8 @@ class Tree:
         ``NP-SBJ-1`` -> ``NP``, ``S-TPC-2`` -> ``S``, ``NP=3`` -> ``NP``; labels
         that start with ``-`` (``-NONE-``, ``-LRB-``, ``-RRB-``) are kept.
         """
-        return Tree(strip_label(self.label),
-                    [c.strip_function_tags() if isinstance(c, Tree) else c
-                     for c in self.children])
+        return _rebuild_tree([(strip_label(item[0]), item[1]) if isinstance(item, tuple)
+                              else item for item in _flatten(self)])
 
     def remove_empty_elements(self, empty_label="-NONE-"):
         """A copy without empty elements and the constituents left empty.
@@ -315,18 +314,36 @@ class Tree:
         Tree or None
             None when nothing but empty elements was in the tree.
         """
-        if self.label == empty_label:
-            return None
-        children = []
-        for child in self.children:
-            if isinstance(child, Tree):
-                child = child.remove_empty_elements(empty_label)
-                if child is None:
-                    continue
-            children.append(child)
-        if self.children and not children:
-            return None
-        return Tree(self.label, children)
+        def build(node, children):
+            if node.label == empty_label:
+                return None
+            kept = [c for c in children if c is not None]
+            if node.children and not kept:
+                return None
+            return Tree(node.label, kept)
+
+        return _bottom_up(self, build)
+
+
+def _bottom_up(tree, build):
+    """``build(node, new_children)`` applied to every constituent, children
+    first (words are passed through as they are), without recursion: deep
+    trees do not hit the interpreter's recursion limit."""
+    results = []
+    stack = [(tree, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if not isinstance(node, Tree):
+            results.append(node)
+        elif expanded:
+            cut = len(results) - len(node.children)
+            children = results[cut:]
+            del results[cut:]
+            results.append(build(node, children))
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children))
+    return results.pop()
 
 
 _CLOSE = object()      # markers of Tree.__str__'s stack

@@ -81,29 +81,61 @@ def _short(tree):
     return text if len(text) <= 70 else text[:66] + " ..."
 
 
-def _collapse(tree):
-    """Collapse unary chains over phrasal nodes; check labels and word/phrase mixing."""
-    label = tree.label
+def _transform(root, expand, build):
+    """A tree transformation without recursion (trees of any depth).
+
+    ``expand(item)`` returns ``(info, child_items)``; ``build(info, results)``
+    makes the result of an item from its info and the results of its
+    child items (in order), children first."""
+    results = []
+    stack = [(root, None, -1)]
+    while stack:
+        item, info, n_children = stack.pop()
+        if n_children < 0:
+            info, children = expand(item)
+            stack.append((None, info, len(children)))
+            stack.extend((child, None, -1) for child in reversed(children))
+        else:
+            cut = len(results) - n_children
+            done = results[cut:]
+            del results[cut:]
+            results.append(build(info, done))
+    return results.pop()
+
+
+def _check_label(label):
     if _RESERVED.search(label) or not label:
         raise ValueError("label %r is empty or uses a character reserved by the CNF "
                          "conversion (+ ^ ~, or a leading @)" % label)
+
+
+def _collapse_expand(tree):
+    """One node of :func:`_collapse`: its (collapsed) label and the children to collapse."""
+    label = tree.label
+    _check_label(label)
     children = tree.children
     if all(isinstance(c, str) for c in children):
         if len(children) != 1:
             raise ValueError("preterminal (%s ...) covers %d words" % (label, len(children)))
-        return Tree(label, children)
+        return (label, list(children)), []
     if any(isinstance(c, str) for c in children):
         raise ValueError("constituent %s mixes words and constituents" % _short(tree))
     while len(children) == 1 and not children[0].is_preterminal():
         child = children[0]
-        if _RESERVED.search(child.label) or not child.label:
-            raise ValueError("label %r is empty or uses a character reserved by the CNF "
-                             "conversion (+ ^ ~, or a leading @)" % child.label)
+        _check_label(child.label)
         label = label + "+" + child.label
         children = child.children
         if any(isinstance(c, str) for c in children):
             raise ValueError("constituent %s mixes words and constituents" % _short(child))
-    return Tree(label, [_collapse(c) for c in children])
+    return (label, None), children
+
+
+def _collapse(tree):
+    """Collapse unary chains over phrasal nodes; check labels and word/phrase mixing."""
+    def build(info, children):
+        label, words = info
+        return Tree(label, words if words is not None else children)
+    return _transform(tree, _collapse_expand, build)
 
 
 def _base(label):
@@ -111,25 +143,36 @@ def _base(label):
 
 
 def _annotate(tree, parent):
-    if tree.is_preterminal():
-        return tree
-    label = tree.label + "^" + _base(parent)
-    return Tree(label, [_annotate(c, tree.label) for c in tree.children])
+    """Parent annotation (``NP^S``) of every phrasal label."""
+    def expand(item):
+        node, parent_label = item
+        if node.is_preterminal():
+            return node, []
+        return node.label + "^" + _base(parent_label), [(c, node.label) for c in node.children]
+
+    def build(info, children):
+        return info if isinstance(info, Tree) else Tree(info, children)
+    return _transform((tree, parent), expand, build)
 
 
 def _binarize(tree, h):
-    if tree.is_preterminal():
-        return tree
-    children = [_binarize(c, h) for c in tree.children]
-    if len(children) <= 2:
-        return Tree(tree.label, children)
-    # right-factored: A -> c1 @A|c2..  -> c2 @A|c3.. -> ... -> c_{k-1} c_k
-    labels = [c.label for c in tree.children]
-    node = children[-1]
-    for k in range(len(children) - 2, 0, -1):
-        siblings = labels[k:] if h is None else labels[k:k + h]
-        node = Tree("@%s~%s" % (tree.label, "~".join(siblings)), [children[k], node])
-    return Tree(tree.label, [children[0], node])
+    """Right-factored binarisation with horizontal Markovisation ``h``."""
+    def expand(node):
+        return node, ([] if node.is_preterminal() else node.children)
+
+    def build(node, children):
+        if node.is_preterminal():
+            return node
+        if len(children) <= 2:
+            return Tree(node.label, children)
+        # right-factored: A -> c1 @A|c2..  -> c2 @A|c3.. -> ... -> c_{k-1} c_k
+        labels = [c.label for c in node.children]
+        right = children[len(children) - 1]
+        for k in range(len(children) - 2, 0, -1):
+            siblings = labels[k:] if h is None else labels[k:k + h]
+            right = Tree("@%s~%s" % (node.label, "~".join(siblings)), [children[k], right])
+        return Tree(node.label, [children[0], right])
+    return _transform(tree, expand, build)
 
 
 def treebank_to_cnf(tree, *, horizontal_markov=1, vertical_markov=1, root_label="ROOT"):
@@ -172,23 +215,27 @@ def debinarize(tree, *, root_label="ROOT"):
             and isinstance(tree.children[0], Tree):
         tree = tree.children[0]
 
-    def children_of(node):
-        out = []
-        for c in node.children:
-            if isinstance(c, Tree) and c.label.startswith("@"):
-                out.extend(children_of(c))
+    def expand(node):
+        if not isinstance(node, Tree):
+            return node, []
+        spliced, pending = [], list(reversed(node.children))
+        while pending:                       # splice @ nodes, however deep
+            child = pending.pop()
+            if isinstance(child, Tree) and child.label.startswith("@"):
+                pending.extend(reversed(child.children))
             else:
-                out.append(convert(c) if isinstance(c, Tree) else c)
-        return out
+                spliced.append(child)
+        return node.label.split("^", 1)[0].split("+"), spliced
 
-    def convert(node):
-        chain = node.label.split("^", 1)[0].split("+")
-        result = Tree(chain[-1], children_of(node))
-        for label in reversed(chain[:-1]):
+    def build(chain, children):
+        if isinstance(chain, str):
+            return chain
+        result = Tree(chain[len(chain) - 1], children)
+        for label in reversed(chain[:len(chain) - 1]):
             result = Tree(label, [result])
         return result
 
-    return convert(tree)
+    return _transform(tree, expand, build)
 
 
 # ------------------------------------------------------------------- PCFG --
@@ -376,26 +423,25 @@ class PCFG:
         parents = {pos[a] for a, _ in unary}
         children = {pos[b] for _, b in unary}
         for k in sorted(parents & children):      # intermediate symbols of chains
-            cand = D[:, k, None] + D[None, k, :]   # D[a, k] + D[k, b]
-            better = cand > D
+            # only rows a with a =>+ k and columns b with k =>+ b can improve
+            rows = np.flatnonzero(np.isfinite(D[:, k]))
+            cols = np.flatnonzero(np.isfinite(D[k, :]))
+            block = np.ix_(rows, cols)
+            cand = D[rows, k, None] + D[None, k, cols]   # D[a, k] + D[k, b]
+            better = cand > D[block]
             if better.any():
-                D = np.where(better, cand, D)
-                via[better] = k
-
-        def path(a, b):
-            k = via[a, b]
-            if k < 0:
-                return []
-            return path(a, k) + [involved[k]] + path(k, b)
-
-        rules, lps, paths = [], [], []
+                D[block] = np.where(better, cand, D[block])
+                sub = via[block]
+                sub[better] = k
+                via[block] = sub
+        rules, lps, ends = [], [], []
         for a, b in zip(*np.nonzero(np.isfinite(D))):
             if a == b:
                 continue
             rules.append((involved[a], involved[b]))
             lps.append(D[a, b])
-            paths.append([self.symbols[s] for s in path(a, b)])
-        return rules, lps, paths
+            ends.append((a, b))
+        return rules, lps, _ClosurePaths(via, involved, ends, self.symbols)
 
     @classmethod
     def from_rules(cls, rules, start, *, unknown_words=None):
@@ -632,6 +678,38 @@ class PCFG:
                 return -np.inf
             total += lp
         return total if tree.label == self.start else -np.inf
+
+
+class _ClosurePaths:
+    """The intermediate labels of each closure rule's best chain, computed on
+    first use (storing all of them takes memory cubic in the chain length)."""
+
+    def __init__(self, via, involved, ends, symbols):
+        self._via, self._involved, self._ends, self._symbols = via, involved, ends, symbols
+        self._cache = {}
+
+    def __len__(self):
+        return len(self._ends)
+
+    def __getitem__(self, rule):
+        path = self._cache.get(rule)
+        if path is None:
+            path = self._cache[rule] = self._path(*self._ends[rule])
+        return path
+
+    def _path(self, a, b):
+        """The symbols strictly between ``a`` and ``b`` on the best chain (no
+        recursion: a chain may be as long as the grammar has symbols)."""
+        out, pending = [], [(a, b)]
+        while pending:
+            item = pending.pop()
+            if not isinstance(item, tuple):
+                out.append(self._symbols[item])
+                continue
+            k = self._via[item[0], item[1]]
+            if k >= 0:                     # a =>+ k =>+ b: the left part first
+                pending.extend([(k, item[1]), self._involved[k], (item[0], k)])
+        return out
 
 
 def _first_preterminal(tree):
