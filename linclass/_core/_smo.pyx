@@ -12,7 +12,7 @@
 # sub-problem is a list of row indices into the full data matrix, the per-sample
 # upper bounds C_i carry class_weight and sample_weight.
 
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, isfinite
 from libc.stdlib cimport calloc, free, malloc
 
 from ._rows cimport Rows
@@ -37,6 +37,7 @@ cdef enum:
     STATUS_OK = 0
     STATUS_MAX_ITER = 1
     STATUS_NO_MEMORY = -1
+    STATUS_NOT_FINITE = -2     # a step or the gradient overflowed (NaN or infinity)
 
 
 cdef struct Solver:
@@ -373,6 +374,10 @@ cdef int solve(Solver* s, long long max_iter, bint shrinking,
         delta_alpha_j = s.alpha[j] - old_alpha_j
         for k in range(s.active_size):     # G += Q[:, i] da_i + Q[:, j] da_j
             s.G[k] += Q_i[k] * delta_alpha_i + Q_j[k] * delta_alpha_j
+        if not (isfinite(delta_alpha_i) and isfinite(delta_alpha_j)
+                and isfinite(s.G[i]) and isfinite(s.G[j])):
+            n_iter[0] = it                 # NaN compares false: the loop would never end
+            return STATUS_NOT_FINITE
         ui = s.alpha_status[i] == UPPER_BOUND
         uj = s.alpha_status[j] == UPPER_BOUND
         update_alpha_status(s, i)
@@ -422,13 +427,14 @@ def smo_solve(*, data, indices, indptr, Py_ssize_t n_rows, Py_ssize_t n_cols, bi
     kind, gamma, coef0, degree : kernel (codes of _kernel_rows.pxd)
     tol : KKT stopping tolerance (LIBSVM's eps)
     cache_bytes : budget of the column cache in bytes
-    max_iter : -1 for no limit
+    max_iter : -1 for no limit (the Python layer always passes a finite budget)
 
     Returns
     -------
     alpha : (l,) ndarray, rho : float, objective : float (the dual
     1/2 a^T Q a - e^T a at the solution), n_iter : int, status : int
-    (0 optimal, 1 max_iter reached, -1 out of memory)
+    (0 optimal, 1 max_iter reached); FloatingPointError when a step
+    or the gradient overflows (NaN or infinity), MemoryError when out of memory
     """
     cdef const double[::1] d = np.ascontiguousarray(data, dtype=np.float64)
     cdef const int[::1] ind = np.ascontiguousarray(indices, dtype=np.int32)
@@ -512,6 +518,11 @@ def smo_solve(*, data, indices, indptr, Py_ssize_t n_rows, Py_ssize_t n_cols, bi
                 s.QD[i] = kernel_diag(&s.kernel, s.rows[i])     # K[i, i]
             status = solve(&s, max_iter, shrinking, &n_iter)
             if status >= 0:
+                for i in range(l):                 # a gradient entry off the working set
+                    if not (isfinite(s.G[i]) and isfinite(s.alpha[i])):
+                        status = STATUS_NOT_FINITE
+                        break
+            if status >= 0:
                 rho = calculate_rho(&s)
                 obj = 0.0
                 for i in range(l):                 # 1/2 a^T Q a - e^T a = 1/2 a^T (G - e)
@@ -535,4 +546,7 @@ def smo_solve(*, data, indices, indptr, Py_ssize_t n_rows, Py_ssize_t n_cols, bi
         free(s.kbuf)
     if status == STATUS_NO_MEMORY:
         raise MemoryError("SMO: out of memory while filling the kernel cache")
+    if status == STATUS_NOT_FINITE or not (np.isfinite(rho) and np.isfinite(obj)):
+        raise FloatingPointError("SMO: the gradient became non-finite (overflow) after %d "
+                                 "iterations" % n_iter)
     return alpha_out, rho, obj, int(n_iter), status

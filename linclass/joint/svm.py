@@ -30,8 +30,9 @@ machines. CIKM 2004.
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import (check_array, check_finite_fit, check_is_fitted, check_n_features,
-                           check_positive, check_target, encode_labels)
+from .._validation import (check_array, check_classification_target, check_finite_fit,
+                           check_is_fitted, check_n_features, check_positive,
+                           check_sample_weight, check_target, encode_labels)
 from ..base import BaseEstimator, ClassifierMixin
 from ..structured.learners import StructuredSVM
 from .structure import MultiClassStructure
@@ -198,6 +199,7 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         check_positive(self.intercept_scaling, "intercept_scaling")
         check_positive(self.ancestor_weight, "ancestor_weight", strict=False)
         X = check_array(X)
+        check_classification_target(y, X.shape[0])   # >= 2 classes, discrete labels
         y = check_target(y, X.shape[0])
         n_features = X.shape[1]
         Xf = self._augment(X)
@@ -234,9 +236,10 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy (weighted if ``sample_weight`` is given)."""
-        y = check_target(y)
-        correct = (self.predict(X) == y).astype(np.float64)
+        predicted = self.predict(X)
+        y = check_target(y, len(predicted))
+        correct = (predicted == y).astype(np.float64)
         if sample_weight is None:
             return float(correct.mean())
-        sw = np.asarray(sample_weight, dtype=np.float64)
+        sw = check_sample_weight(sample_weight, len(predicted))
         return float((correct * sw).sum() / sw.sum())

@@ -180,6 +180,7 @@ class KernelPerceptron(KernelModelMixin, ClassifierMixin, BaseEstimator):
                 K = call_kernel(self.kernel, X, self.support_vectors_)
             else:
                 K = kernel_matrix(X, self.support_vectors_, self.kernel, gamma=self._gamma,
+                                  owner=self,
                                   coef0=float(self.coef0), degree=check_degree(self.degree),
                                   Y_sq_norms=self._sv_sq_norms)
         return K @ self.dual_coef_.T

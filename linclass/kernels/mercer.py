@@ -73,7 +73,7 @@ def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
     if A.shape[1] != B.shape[1]:
         raise ValueError("A has %d features but B has %d" % (A.shape[1], B.shape[1]))
     kernel, gamma = _check_kernel(kernel, gamma, degree, coef0, A.shape[1])
-    return _kernel(A, B, kernel, gamma, degree, coef0)
+    return _kernel(A, B, kernel, gamma, degree, coef0, owner="kernel_matrix")
 
 
 def _check_kernel(kernel, gamma, degree, coef0, n_features):
@@ -87,12 +87,13 @@ def _check_kernel(kernel, gamma, degree, coef0, n_features):
     return kernel, float(gamma)
 
 
-def _kernel(A, B, kernel, gamma, degree, coef0):
-    """k(A, B) through linclass.kernels (the Cython kernel rows SVC uses)."""
-    from .pairwise import pairwise_kernels
+def _kernel(A, B, kernel, gamma, degree, coef0, owner):
+    """k(A, B) through linclass.kernels (the Cython kernel rows SVC uses); an
+    overflow raises a ValueError naming ``owner``."""
+    from .pairwise import pairwise_kernels_for
     params = {"linear": {}, "rbf": {"gamma": gamma},
               "poly": {"gamma": gamma, "degree": degree, "coef0": coef0}}[kernel]
-    return pairwise_kernels(A, B, kernel=kernel, **params)
+    return pairwise_kernels_for(owner, A, B, kernel=kernel, **params)
 
 
 def _kmeanspp(X, m, rng):
@@ -193,7 +194,7 @@ class MercerMap(TransformerMixin, BaseEstimator):
         else:
             idx = _kmeanspp(X, m, rng)
         L = X[idx]
-        K = _kernel(L, L, kernel, gamma, self.degree, self.coef0)
+        K = _kernel(L, L, kernel, gamma, self.degree, self.coef0, owner=self)
         K = 0.5 * (K + K.T)
         eigval, eigvec = scipy.linalg.eigh(K, check_finite=False)
         order = np.argsort(eigval)[::-1]                       # largest first
@@ -222,7 +223,8 @@ class MercerMap(TransformerMixin, BaseEstimator):
             raise ValueError("X has %d features, but MercerMap is expecting %d features as "
                              "input" % (X.shape[1], self.n_features_in_))
         gamma = self.gamma if self.gamma is not None else 1.0 / self.n_features_in_
-        C = _kernel(X, self.landmarks_, self.kernel, float(gamma), self.degree, self.coef0)
+        C = _kernel(X, self.landmarks_, self.kernel, float(gamma), self.degree, self.coef0,
+                    owner=self)
         return C @ self.projection_
 
     def get_feature_names_out(self, input_features=None):

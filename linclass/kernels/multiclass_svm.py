@@ -57,8 +57,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core import _kernel_multiclass
-from .._validation import (check_is_fitted, check_positive, check_sample_weight, check_target,
-                           draw_seed)
+from .._validation import (check_classification_target, check_is_fitted, check_positive,
+                           check_sample_weight, check_target, draw_seed)
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 from ..joint.svm import class_structure
@@ -190,6 +190,7 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
             check_kernel_name(self.kernel)
         X = self._check_X(X, at_fit=True)
         n = self._n_rows(X)
+        check_classification_target(y, n)         # >= 2 classes, discrete labels
         y = check_target(y, n)
         classes, codes, structure = class_structure(
             self.structure, y, 1, class_descriptions=self.class_descriptions,
@@ -270,8 +271,9 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
             with np.errstate(over="ignore", invalid="ignore"):
                 bound = bound ** degree
         if not np.isfinite(bound):
-            raise ValueError("the %r kernel overflows on the training data (squared row norms "
-                             "up to %.3g): rescale X" % (self.kernel, top))
+            raise ValueError("KernelMultiClassSVM: the %r kernel overflows on the training "
+                             "data (squared row norms up to %.3g): rescale X"
+                             % (self.kernel, top))
         args = rows_arguments(X)
         args.update(sq_norms=sq if self.kernel == "rbf" else None,
                     kind=KERNEL_CODES[self.kernel], gamma=float(gamma), coef0=float(coef0),

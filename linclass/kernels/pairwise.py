@@ -114,8 +114,31 @@ def row_sq_norms(X):
 
 
 def kernel_matrix(X, Y, kernel, *, gamma=1.0, coef0=0.0, degree=3, X_sq_norms=None,
-                  Y_sq_norms=None):
-    """K[a, b] = k(X[a], Y[b]) for already checked X, Y and parameters (internal)."""
+                  Y_sq_norms=None, owner="pairwise_kernels"):
+    """K[a, b] = k(X[a], Y[b]) for already checked X, Y and parameters (internal).
+
+    Values near the largest double overflow the dot products or the squared
+    distances (NaN from ``inf - inf``): a non-finite K raises a ``ValueError``
+    naming ``owner`` (an estimator or a function name) instead of decision
+    values that are silently NaN.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = _kernel_values(X, Y, kernel, gamma=gamma, coef0=coef0, degree=degree,
+                           X_sq_norms=X_sq_norms, Y_sq_norms=Y_sq_norms)
+    check_finite_kernel(K, owner, kernel)
+    return K
+
+
+def check_finite_kernel(K, owner, kernel):
+    """Raise when kernel values overflowed (``owner``: an estimator or a name)."""
+    if K.size and not np.isfinite(K).all():
+        name = owner if isinstance(owner, str) else type(owner).__name__
+        raise ValueError("%s: the %r kernel values are not finite (NaN or infinity): the "
+                         "data hold values too large for double precision; scale the "
+                         "features first" % (name, kernel))
+
+
+def _kernel_values(X, Y, kernel, *, gamma, coef0, degree, X_sq_norms, Y_sq_norms):
     code = KERNEL_CODES[kernel]
     if code == 4:
         raise ValueError("a precomputed kernel has no kernel function")
@@ -198,6 +221,12 @@ def pairwise_kernels(X, Y=None, kernel="linear", **params):
     array([[1.   , 0.368],
            [0.368, 1.   ]])
     """
+    return pairwise_kernels_for("pairwise_kernels", X, Y, kernel, **params)
+
+
+def pairwise_kernels_for(owner, X, Y=None, kernel="linear", **params):
+    """:func:`pairwise_kernels` whose overflow error names ``owner`` (an
+    estimator of this family, or a function name)."""
     kernel = check_kernel_name(kernel)
     X = check_array(X, name="X")
     if Y is not None:
@@ -226,7 +255,7 @@ def pairwise_kernels(X, Y=None, kernel="linear", **params):
     gamma = 1.0 / X.shape[1] if gamma is None else check_gamma(gamma)
     degree = check_degree(params.get("degree", 3))
     coef0 = check_coef0(params.get("coef0", 1.0))
-    return kernel_matrix(X, Y_, kernel, gamma=gamma, coef0=coef0, degree=degree)
+    return kernel_matrix(X, Y_, kernel, gamma=gamma, coef0=coef0, degree=degree, owner=owner)
 
 
 def linear_kernel(X, Y=None):

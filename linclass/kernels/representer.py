@@ -27,7 +27,7 @@ from .._validation import (check_array, check_is_fitted, check_n_features, check
                            check_state_array)
 from .mercer import MercerMap
 from .pairwise import (call_kernel, check_coef0, check_degree, check_gamma, check_kernel_name,
-                       pairwise_kernels)
+                       pairwise_kernels_for)
 
 __all__ = ["RepresenterMixin"]
 
@@ -111,7 +111,7 @@ class RepresenterMixin:
                     raise ValueError("the kernel returned non-finite values")
                 return K
             return call_kernel(self.kernel, X, Y)
-        return pairwise_kernels(X, Y, kernel=self.kernel, **self._kernel_params())
+        return pairwise_kernels_for(self, X, Y, kernel=self.kernel, **self._kernel_params())
 
     def _fit_basis(self, X):
         """Features ``Phi`` (n, r) of the training rows and the map ``w -> dual_coef``."""

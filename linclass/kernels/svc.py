@@ -48,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_classification_target, class_weight_vector
+from .._validation import check_classification_target, check_no_overflow, class_weight_vector
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_random_state, check_sample_weight, check_state_array)
 from ..base import BaseEstimator, ClassifierMixin
@@ -58,6 +58,18 @@ from .pairwise import (KERNEL_CODES, KernelModelMixin, call_kernel, check_coef0,
                        rows_arguments)
 
 __all__ = ["SVC"]
+
+#: SMO iterations per sub-problem when ``max_iter=-1``: at least this many,
+#: and ``100 * n_samples`` for larger problems (LIBSVM's solver typically needs
+#: a few times ``n_samples``); reaching it issues a ConvergenceWarning.
+SMO_ITERATION_CAP = 10_000_000
+
+
+def smo_iteration_budget(max_iter, n_samples):
+    """The finite SMO budget: ``max_iter``, or the hard cap for ``-1``."""
+    if max_iter == -1:
+        return max(SMO_ITERATION_CAP, 100 * int(n_samples))
+    return int(max_iter)
 
 
 def check_precomputed_gram(K, *, at_fit, n_train=None, name="X"):
@@ -203,7 +215,11 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
         Multiplies C per class.
     verbose : bool, default=False
     max_iter : int, default=-1
-        SMO iterations per sub-problem (-1: no limit).  When reached, a
+        SMO iterations per sub-problem; -1: no user limit, but a hard cap of
+        ``max(10_000_000, 100 * n_samples)`` iterations
+        (``linclass.kernels.svc.SMO_ITERATION_CAP``) still applies, so that a problem that
+        cannot reach ``tol`` in floating point (extreme ``C`` or weights)
+        returns.  When reached, a
         :class:`~linclass.exceptions.ConvergenceWarning` is issued and the
         model is still usable.
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
@@ -331,12 +347,18 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
             X = check_precomputed_gram(X, at_fit=True)
         else:
             X = check_array(X)
+            if not callable(kernel):
+                check_no_overflow(X, self)
         n_samples = X.shape[0]
         classes, codes = check_classification_target(y, n_samples)
         sample_weight = check_sample_weight(sample_weight, n_samples)
         C_per_sample = (float(self.C) * sample_weight *
                         class_weight_vector(self.class_weight, classes, codes,
                                             sample_weight)[codes])
+        if not np.isfinite(C_per_sample).all():
+            raise ValueError("SVC: C * sample_weight * class_weight overflows double "
+                             "precision (C=%r, largest sample weight %.3g); scale them down"
+                             % (self.C, float(sample_weight.max())))
         if not (C_per_sample > 0).any():
             raise ValueError("every sample has weight zero (sample_weight * class_weight): "
                              "nothing to train on")
@@ -410,9 +432,12 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
         statuses = [r[5] for r in results]
         self.fit_status_ = int(any(s != 0 for s in statuses))
         if self.fit_status_:
-            warnings.warn("SMO stopped at max_iter=%d before reaching the KKT tolerance "
+            budget = smo_iteration_budget(self.max_iter, n_samples)
+            warnings.warn("SMO stopped at max_iter=%d%s before reaching the KKT tolerance "
                           "tol=%g in %d of %d sub-problems; the model is usable but not "
-                          "optimal (raise max_iter)" % (self.max_iter, self.tol,
+                          "optimal (raise max_iter, or scale C and sample_weight down)"
+                          % (budget, " (the hard cap of max_iter=-1)"
+                             if self.max_iter == -1 else "", self.tol,
                                                        sum(s != 0 for s in statuses),
                                                        len(statuses)),
                           ConvergenceWarning)
@@ -440,10 +465,15 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
             rho = -1.0 if n_pos else 1.0
             return np.zeros(len(rows)), rho, 0.0, 0, 0
         from .._core._smo import smo_solve
-        return smo_solve(rows=rows, y=sign, C=np.ascontiguousarray(C_rows), tol=float(self.tol),
-                         cache_bytes=float(self.cache_size) * 2**20,
-                         shrinking=bool(self.shrinking), max_iter=int(max_iter),
-                         **solver_args, **kernel_args)
+        try:
+            return smo_solve(rows=rows, y=sign, C=np.ascontiguousarray(C_rows),
+                             tol=float(self.tol), cache_bytes=float(self.cache_size) * 2**20,
+                             shrinking=bool(self.shrinking),
+                             max_iter=smo_iteration_budget(max_iter, len(rows)),
+                             **solver_args, **kernel_args)
+        except FloatingPointError as exc:
+            raise ValueError("SVC: %s; the data, C or sample_weight are too large for "
+                             "double precision (scale them down)" % exc) from None
 
     def _platt_cv(self, solver_args, kernel_args, solver_X, rows, sign, C_rows, seed):
         """Platt's A from decision values of 5-fold cross-validation (LIBSVM's scheme)."""
@@ -476,7 +506,7 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
         if kernel_args["kind"] == KERNEL_CODES["precomputed"]:
             return solver_X[np.ix_(rows_a, rows_b)]
         name = [k for k, v in KERNEL_CODES.items() if v == kernel_args["kind"]][0]
-        return kernel_matrix(solver_X[rows_a], solver_X[rows_b], name,
+        return kernel_matrix(solver_X[rows_a], solver_X[rows_b], name, owner=self,
                              gamma=kernel_args["gamma"], coef0=kernel_args["coef0"],
                              degree=kernel_args["degree"])
 
@@ -522,7 +552,7 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
         check_n_features(X, self.n_features_in_, owner=self)
         if callable(self.kernel):
             return call_kernel(self.kernel, X, self.support_vectors_)
-        return kernel_matrix(X, self.support_vectors_, self.kernel, gamma=self._gamma,
+        return kernel_matrix(X, self.support_vectors_, self.kernel, gamma=self._gamma, owner=self,
                              coef0=float(self.coef0), degree=check_degree(self.degree),
                              Y_sq_norms=self._sv_sq_norms)
 
