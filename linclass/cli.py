@@ -833,6 +833,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_debug(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    parser.commands = sub.choices          # command name -> its parser
 
     p = sub.add_parser("demo", help="train and evaluate models on the data shipped with linclass")
     p.add_argument("--quick", action="store_true", help="fewer epochs")
@@ -937,7 +938,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv[:1] == ["bench"]:
         # everything after 'bench' (including --help) belongs to benchmarks/run.py
         return cmd_bench(argparse.Namespace(command="bench", bench_args=argv[1:]))
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:     # reported by the command's own parser: "linclass predict: error: ..."
+        parser.commands.get(args.command, parser).error(
+            "unrecognized arguments: %s" % " ".join(unknown))
     try:
         return args.func(args)
     except KeyboardInterrupt:

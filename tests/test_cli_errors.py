@@ -1,0 +1,174 @@
+"""#35, errors users can read: every argument of ``linclass`` is validated, and
+every error is one line ``linclass COMMAND: error: ...`` on standard error with
+its exit status (1 usage, 2 data, 3 model file), never a Python traceback
+(``--debug`` shows it)."""
+import contextlib
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import linclass
+from linclass import cli
+from linclass.datasets import dump_svmlight_file
+
+CONLL = "He PRP B-NP\nsees VBZ B-VP\nthe DT B-NP\ndog NN I-NP\n\n" \
+        "A DT B-NP\ncat NN I-NP\nsleeps VBZ B-VP\n\n"
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def one_error_line(err, command):
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("linclass %s: error: " % command), err
+    return err
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, size=(30, 4)).astype(float)
+    dump_svmlight_file(X, np.where(X[:, 0] > X[:, 1], 1, -1), tmp_path / "flat.svm",
+                       zero_based=False)
+    dump_svmlight_file(X, rng.integers(0, 3, 30), tmp_path / "rank.svm", zero_based=False,
+                       query_id=np.repeat(np.arange(3), 10))
+    (tmp_path / "seq.conll").write_text(CONLL * 2)
+    return tmp_path
+
+
+def test_label_column_out_of_range_is_an_error_not_a_modulo(files):
+    for column in ("99", "3", "-4"):
+        code, _, err = run("train", "--model", "tagger", "--label-column", column,
+                           files / "seq.conll", "-o", files / "m.npz")
+        assert code == cli.EXIT_DATA
+        assert "out of range" in one_error_line(err, "train") and "3 columns" in err
+    assert not (files / "m.npz").exists()
+
+
+def test_label_column_counts_from_the_end_when_negative_and_is_stored_as_an_index(files):
+    assert run("train", "--model", "tagger", "-p", "max_iter=2", "--label-column", "-1",
+               files / "seq.conll", "-o", files / "m.npz")[0] == 0
+    spec = linclass.load(files / "m.npz").input_spec_
+    assert spec["label_column"] == 2 and spec["n_columns"] == 3
+    code, _, err = run("train", "--model", "tagger", "--label-column", "pos",
+                       files / "seq.conll", "-o", files / "m2.npz")
+    assert code == cli.EXIT_DATA and "no column 'pos'" in one_error_line(err, "train")
+
+
+@pytest.mark.parametrize("columns, code", [("7", cli.EXIT_DATA), ("-9", cli.EXIT_DATA),
+                                           ("0,,1", cli.EXIT_USAGE), ("x", cli.EXIT_DATA)])
+def test_bad_token_columns(files, columns, code):
+    status, _, err = run("train", "--model", "tagger", "--token-columns", columns,
+                         files / "seq.conll", "-o", files / "m.npz")
+    assert status == code
+    one_error_line(err, "train")
+
+
+def test_predict_refuses_a_file_with_other_columns_than_the_training_file(files):
+    assert run("train", "--model", "tagger", "-p", "max_iter=2", files / "seq.conll",
+               "-o", files / "m.npz")[0] == 0
+    two = "\n".join(" ".join(line.split()[:2]) for line in CONLL.splitlines()) + "\n"
+    (files / "two.conll").write_text(two)
+    code, out, err = run("predict", files / "m.npz", files / "two.conll")
+    assert code == cli.EXIT_DATA and out == ""
+    assert "2 columns" in one_error_line(err, "predict")
+
+
+@pytest.mark.parametrize("value", ["-5", "-1", "x", "1.5"])
+def test_max_queries_must_be_a_non_negative_integer(files, value):
+    assert run("train", "--model", "ranksvm", files / "rank.svm", "-o", files / "r.npz")[0] == 0
+    code, out, err = run("evaluate", "--max-queries", value, files / "r.npz", files / "rank.svm")
+    assert code == cli.EXIT_USAGE and out == ""
+    assert "--max-queries" in one_error_line(err, "evaluate")
+
+
+def test_max_queries_zero_prints_only_the_mean(files):
+    assert run("train", "--model", "ranksvm", files / "rank.svm", "-o", files / "r.npz")[0] == 0
+    code, out, _ = run("evaluate", "--max-queries", "0", files / "r.npz", files / "rank.svm")
+    assert code == 0 and "(3 more queries)" in out
+
+
+@pytest.mark.parametrize("folds", ["0", "1", "-3"])
+def test_cross_validation_needs_two_folds(files, folds):
+    code, _, err = run("train", "--model", "logistic", "-v", folds, files / "flat.svm")
+    assert code == cli.EXIT_USAGE
+    assert "-v" in one_error_line(err, "train")
+
+
+def test_argparse_errors_are_one_line(files):
+    for argv, command in ((["train", files / "flat.svm"], "train"),
+                          (["predict", "--nope", "a", "b"], "predict"),
+                          (["evaluate", "--plot-kind", "pie", "a", "b"], "evaluate")):
+        code, _, err = run(*argv)
+        assert code == cli.EXIT_USAGE
+        one_error_line(err, command)
+
+
+def test_a_malformed_data_file_gives_its_file_and_line(files):
+    (files / "bad.svm").write_text("1 1:1\n1 2:x\n")
+    code, _, err = run("train", "--model", "logistic", files / "bad.svm", "-o", files / "m.npz")
+    assert code == cli.EXIT_DATA and "bad.svm:2" in one_error_line(err, "train")
+    (files / "bad.conll").write_text("a DT B-NP\nb NN\n")
+    code, _, err = run("train", "--model", "tagger", files / "bad.conll", "-o", files / "m.npz")
+    assert code == cli.EXIT_DATA and "bad.conll:2" in one_error_line(err, "train")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"\xff\xfe\x00\x01"])
+def test_empty_or_undecodable_inputs(files, content):
+    (files / "in.conll").write_bytes(content)
+    (files / "in.svm").write_bytes(content)
+    for argv, command in ((["train", "--model", "tagger", files / "in.conll"], "train"),
+                          (["train", "--model", "logistic", files / "in.svm"], "train"),
+                          (["train", "--model", "parser", files / "in.conll"], "train"),
+                          (["evaluate", "--conll", files / "in.conll"], "evaluate")):
+        code, _, err = run(*argv, *(["-o", files / "m.npz"] if command == "train" else []))
+        assert code == cli.EXIT_DATA
+        one_error_line(err, command)
+    assert not (files / "m.npz").exists()
+
+
+def test_directories_and_devices_as_inputs(files):
+    for argv, code in ((["train", "--model", "logistic", files, "-o", files / "m"], cli.EXIT_DATA),
+                       (["evaluate", "--conll", files], cli.EXIT_DATA),
+                       (["predict", files, files / "flat.svm"], cli.EXIT_MODEL),
+                       (["predict", os.devnull, files / "flat.svm"], cli.EXIT_MODEL)):
+        status, _, err = run(*argv)
+        assert status == code
+        assert "Errno" not in one_error_line(err, argv[0])
+
+
+def test_an_unexpected_exception_is_one_line_and_debug_shows_it(monkeypatch):
+    def broken(args):
+        raise TypeError("a bug\nover two lines")
+    monkeypatch.setattr(cli, "cmd_models", broken)
+    code, _, err = run("models")
+    assert code == cli.EXIT_DATA
+    assert "TypeError: a bug over two lines" in one_error_line(err, "models")
+    with pytest.raises(TypeError):
+        run("models", "--debug")
+    with pytest.raises(TypeError):
+        run("--debug", "models")
+
+
+def test_no_traceback_from_a_real_process(files):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(linclass.__file__))]
+        + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    out = subprocess.run([sys.executable, "-m", "linclass", "train", "--model", "tagger",
+                          "--token-columns", "5", str(files / "seq.conll"), "-o",
+                          str(files / "m.npz")], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert out.returncode == cli.EXIT_DATA
+    one_error_line(out.stderr, "train")
