@@ -85,6 +85,10 @@ def check_array(X, *, name="X", accept_sparse=True, allow_empty=False,
         if not accept_sparse:
             raise TypeError("%s is a sparse matrix, but this model needs dense "
                             "input; call X.toarray() first" % name)
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported: %s is a sparse matrix of complex "
+                             "numbers (dtype %s); linclass models need real values"
+                             % (name, X.dtype))
         if X.format == "csc":
             # scipy's csc -> csr conversion indexes through the CSC arrays
             _csr_arrays(X, name, transposed=True)
@@ -234,21 +238,37 @@ def check_target(y, n_samples=None, *, name="y"):
                          % (name, y.shape[0], n_samples))
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("%s contains NaN or infinity" % name)
-    if y.dtype == object and any(v is None for v in y):
-        raise ValueError("%s contains None" % name)
+    if y.dtype.kind == "c":
+        raise ValueError("Unknown label type: complex values in %s; labels must be "
+                         "real numbers or strings" % name)
     return y
 
 
 def _check_label_types(y, name):
-    """Labels that numpy would silently turn into strings (``[1, "a", 2]``)
-    raise, as in scikit-learn ("Mix of label input types")."""
+    """Labels of one kind: a mix that numpy would silently turn into strings
+    (``[1, "a", 2]``) raises, as in scikit-learn ("Mix of label input
+    types"); so do None, NaN (``NaN != NaN``: each would become a class of
+    its own) and complex numbers inside an object array."""
     # the set of types at C speed, then one isinstance-equivalent test per type
-    types = set(map(type, np.asarray(y, dtype=object).ravel().tolist()))
+    values = np.asarray(y, dtype=object).ravel().tolist()
+    types = set(map(type, values))
+    if type(None) in types:
+        raise ValueError("%s contains None (first at %d); labels must not be missing"
+                         % (name, values.index(None)))
+    if any(issubclass(t, (complex, np.complexfloating)) for t in types):
+        raise ValueError("Unknown label type: complex values in %s; labels must be "
+                         "real numbers or strings" % name)
     kinds = {"string" if issubclass(t, (str, bytes, np.str_, np.bytes_)) else "number"
              for t in types}
     if len(kinds) > 1:
         raise ValueError("Mix of label input types (string and number) in %s: "
                          "labels must be all strings or all numbers" % name)
+    if any(issubclass(t, (float, np.floating)) for t in types):
+        bad = [k for k, v in enumerate(values) if isinstance(v, (float, np.floating))
+               and not np.isfinite(v)]
+        if bad:
+            raise ValueError("%s contains NaN or infinity (first at %d); labels must "
+                             "not be missing" % (name, bad[0]))
 
 
 def check_no_overflow(X, owner):
@@ -268,6 +288,41 @@ def check_no_overflow(X, owner):
                          % (type(owner).__name__, np.abs(values).max()))
 
 
+def check_finite_output(owner, values, X=None, what="decision values", *,
+                        log_domain=False):
+    """Return ``values`` (scores a fitted model computed from ``X`` for
+    ``predict``) after checking that they are finite: NaN or infinity
+    (overflow on input with values near the largest double, or ``inf - inf``
+    between features) raises a ``ValueError`` naming the model instead of a
+    silently wrong prediction.  ``log_domain``: log-probabilities, where -inf
+    (probability 0) is valid.
+
+    One pass over the (n_samples, n_classes) output, not over ``X`` (``X`` is
+    only read to word the error)."""
+    flat = np.asarray(values).reshape(-1)
+    if flat.dtype.kind != "f" or not flat.size:
+        return values
+    if log_domain:
+        bad = np.isnan(flat).any() or (flat == np.inf).any()
+    else:
+        bad = not np.isfinite(flat).all()
+    largest = 0.0
+    if X is not None and (bad or (log_domain and np.ndim(values) == 2 and (
+            np.max(values, axis=1) == -np.inf).any())):
+        # a row of log-probabilities that are all -inf is an impossible sample,
+        # or an overflow when X holds values near the largest double
+        data = X.data if sp.issparse(X) else np.asarray(X)
+        largest = float(np.abs(data).max()) if data.size else 0.0
+        bad = bad or largest > 1e300
+    if bad:
+        largest = " (largest magnitude %.3g)" % largest if largest else ""
+        raise ValueError("%s: the %s on this X are not finite (NaN or infinity): X holds "
+                         "values too large for double precision%s; scale the features "
+                         "as they were scaled for fit"
+                         % (type(owner).__name__, what, largest))
+    return values
+
+
 def check_finite_fit(owner, **arrays):
     """Raise when a solver produced NaN or infinite weights (named in the
     error with the model), instead of returning a model that predicts garbage."""
@@ -277,6 +332,29 @@ def check_finite_fit(owner, **arrays):
             raise ValueError("%s: the solver produced non-finite values in %s (overflow); "
                              "scale the features or increase the regularisation"
                              % (type(owner).__name__, name))
+
+
+def check_regression_target(y, n_samples=None, *, name="y"):
+    """Real-valued targets as float64, one row per sample when ``n_samples`` is
+    given (other dimensions are left to the caller): complex numbers (whose
+    imaginary part a cast would drop), values that are not numbers, None, NaN
+    and infinity raise ``ValueError``."""
+    if y is None:
+        raise ValueError("this regressor requires %s to be passed, but the target %s is "
+                         "None" % (name, name))
+    arr = np.asarray(y)
+    if arr.dtype.kind == "c" or (arr.dtype == object and any(
+            isinstance(v, (complex, np.complexfloating)) for v in arr.ravel().tolist())):
+        raise ValueError("%s holds complex numbers; regression targets must be real" % name)
+    try:
+        arr = np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("%s must hold numbers (regression targets)" % name) from None
+    if n_samples is not None and (arr.ndim == 0 or arr.shape[0] != n_samples):
+        raise ValueError("%s has %s rows but X has %d samples"
+                         % (name, arr.shape[0] if arr.ndim else "no", n_samples))
+    check_finite_values(arr, name)
+    return arr
 
 
 def check_X_y(X, y, **kwargs):
@@ -341,20 +419,38 @@ def check_partial_fit_classes(classes, fitted_classes):
     return fitted_classes
 
 
-def check_sample_weight(sample_weight, n_samples):
-    """float64 weights, one per sample, finite and >= 0 (None -> ones)."""
+def check_sample_weight(sample_weight, n_samples, *, allow_all_zero=False):
+    """float64 weights, one per sample: real, finite, >= 0 and (unless
+    ``allow_all_zero``, for a batch of ``partial_fit`` or a fold) not all zero
+    (None -> ones).  Complex weights raise rather than lose their imaginary part."""
     if sample_weight is None:
         return np.ones(n_samples)
+    if isinstance(sample_weight, (bool, np.bool_)) or (
+            isinstance(sample_weight, numbers.Number)
+            and not isinstance(sample_weight, numbers.Real)):
+        raise ValueError("sample_weight must be a real number or an array of them, got %r"
+                         % (sample_weight,))
     if isinstance(sample_weight, numbers.Number):
         sample_weight = np.full(n_samples, float(sample_weight))
-    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    w = np.asarray(sample_weight)
+    if w.dtype.kind == "c" or (w.dtype == object and any(
+            isinstance(v, (complex, np.complexfloating)) for v in w.ravel().tolist())):
+        raise ValueError("sample_weight holds complex numbers; weights must be real")
+    try:
+        w = np.ascontiguousarray(w, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("sample_weight must hold numbers: %s" % exc) from None
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError("sample_weight must have shape (%d,), got %r"
                          % (n_samples, w.shape))
     check_finite_values(w, "sample_weight")
-    if (w < 0).any():
-        raise ValueError("sample_weight has negative entries (first at %d)"
-                         % np.flatnonzero(w < 0)[0])
+    if n_samples and not w.min() > 0:           # one pass in the usual all-positive case
+        if (w < 0).any():
+            raise ValueError("sample_weight has negative entries (first at %d)"
+                             % np.flatnonzero(w < 0)[0])
+        if not allow_all_zero and not w.any():
+            raise ValueError("sample_weight: all %d weights are zero; at least one sample "
+                             "must have a positive weight" % n_samples)
     return w
 
 
@@ -464,23 +560,8 @@ def check_classification_data(X, y, sample_weight=None, *, min_classes=2,
     :func:`check_array` (only for kernels that do not rely on sorted rows).
     """
     X = check_X(X, accept_unsorted=accept_unsorted)
-    if y is None:
-        raise ValueError("this classifier requires y to be passed, but the target y is None")
-    y = check_target(y, X.shape[0])
-    if y.dtype.kind == "f" and np.any(y != np.round(y)):
-        raise ValueError("Unknown label type: continuous. linclass classifiers "
-                         "need discrete class labels, got float values such as %r"
-                         % (y[np.flatnonzero(y != np.round(y))[0]],))
-    if y.dtype.kind == "c":
-        raise ValueError("Unknown label type: complex values")
-    classes, codes = encode_labels(y)
-    if len(classes) < min_classes:
-        raise ValueError("y has only one class (%r); a classifier needs at least "
-                         "%d classes to train" % (classes.tolist()[:1], min_classes))
+    classes, codes = check_classification_target(y, X.shape[0], min_classes=min_classes)
     sample_weight = check_sample_weight(sample_weight, X.shape[0])
-    if not np.any(sample_weight > 0):
-        raise ValueError("sample_weight: all weights are zero; at least one sample must "
-                         "have a positive weight")
     return X, classes, codes, sample_weight
 
 
@@ -557,20 +638,32 @@ def check_predict_X(estimator, X):
 def check_classification_target(y, n_samples, *, min_classes=2):
     """Labels of a classification problem -> ``(classes, codes)``.
 
-    Raises ``ValueError`` for continuous targets (floats that are not whole
-    numbers: "Unknown label type") and for fewer than ``min_classes`` classes.
+    The one check of every classifier's ``y`` (flat, kernel, joint, decision
+    wrappers): :func:`check_target` (one label per sample, labels of one kind:
+    no NaN, None, complex numbers or mix of strings and numbers), then
+    continuous targets (floats that are not whole numbers, also inside an
+    object array) raise ``ValueError("Unknown label type: continuous ...")``
+    (scikit-learn's wording), and fewer than ``min_classes`` classes raise a
+    ``ValueError`` naming the class found.
     """
     if y is None:
         raise ValueError("this classifier requires y to be passed, but the target y is None")
     y = check_target(y, n_samples)
-    if y.dtype.kind == "f" and y.size and np.any(y != np.round(y)):
-        raise ValueError("Unknown label type: continuous values in y (first %r); "
-                         "a classifier needs discrete class labels" % y[y != np.round(y)][0])
-    if y.dtype.kind == "c":
-        raise ValueError("Unknown label type: complex values in y")
+    numeric = y
+    if y.dtype == object and y.size and not isinstance(y.flat[0], (str, bytes)):
+        try:
+            numeric = y.astype(np.float64)
+        except (TypeError, ValueError):
+            numeric = y
+    if numeric.dtype.kind == "f" and numeric.size:
+        fractional = numeric != np.round(numeric)
+        if fractional.any():
+            raise ValueError("Unknown label type: continuous. linclass classifiers need "
+                             "discrete class labels, got float values such as %r"
+                             % (float(numeric[np.flatnonzero(fractional)[0]]),))
     classes, codes = encode_labels(y)
     if len(classes) < min_classes:
-        raise ValueError("y has only one class (%r); this classifier needs at least "
+        raise ValueError("y has only one class (%r); a classifier needs at least "
                          "%d classes to train" % (classes[0] if len(classes) else None,
                                                   min_classes))
     return classes, codes

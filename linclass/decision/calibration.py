@@ -189,8 +189,8 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
                              "got %r" % (self.response,))
         cv = check_cv(self.cv)
         X, n = as_rows(X, y)
+        classes, codes = check_classification_target(y, n)    # before numpy mixes labels
         y = np.asarray(y)
-        classes, codes = check_classification_target(y, n)
         sample_weight = check_sample_weight(sample_weight, n)
         self.classes_ = classes
         k = len(classes)
@@ -262,4 +262,5 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class of highest calibrated probability."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        scores = self.predict_proba(X)          # checks that the model is fitted
+        return self.classes_[np.argmax(scores, axis=1)]

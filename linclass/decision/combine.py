@@ -80,7 +80,7 @@ class PosteriorCombiner(MetaClassifierMixin, BaseEstimator):
             self.classes_ = np.unique(np.concatenate([np.asarray(e.classes_) for e in fitted]))
         else:
             X, n = as_rows(X, y)
-            self.classes_, _ = check_classification_target(np.asarray(y), n)
+            self.classes_, _ = check_classification_target(y, n)
             fitted = []
             for e in self.estimators:
                 e = clone_estimator(e)

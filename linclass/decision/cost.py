@@ -147,4 +147,5 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class of minimum expected cost (ties: the first class)."""
-        return self.classes_[np.argmin(self.expected_cost(X), axis=1)]
+        cost = self.expected_cost(X)          # checks that the model is fitted
+        return self.classes_[np.argmin(cost, axis=1)]

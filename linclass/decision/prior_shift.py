@@ -159,8 +159,8 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(est.classes_)
         n_classes = len(self.classes_)
         if self.train_priors is None:
+            classes, codes = check_classification_target(y, None, min_classes=1)
             y = np.asarray(y)
-            classes, codes = check_classification_target(y, len(y), min_classes=1)
             weight = check_sample_weight(sample_weight, len(y))
             counts = np.bincount(codes, weights=weight, minlength=len(classes))
             index = {c: i for i, c in enumerate(classes.tolist())}
@@ -208,4 +208,5 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class of highest posterior under the new class priors."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        scores = self.predict_proba(X)          # checks that the model is fitted
+        return self.classes_[np.argmax(scores, axis=1)]

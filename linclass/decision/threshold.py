@@ -131,8 +131,8 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
             raise ValueError("scoring must be one of %s or a callable(y_true, y_pred), got %r"
                              % (_METRICS, self.scoring))
         X, n = as_rows(X, y)
+        classes, codes = check_classification_target(y, n)    # before numpy mixes labels
         y = np.asarray(y)
-        classes, codes = check_classification_target(y, n)
         if len(classes) != 2:
             raise ValueError("Only binary classification is supported: ThresholdTuner needs a "
                              "binary problem, y has %d classes"
@@ -169,7 +169,8 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
     def predict(self, X):
         """``classes_[1]`` where the score exceeds the tuned ``threshold_``, else
         ``classes_[0]``."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        scores = self.decision_function(X)          # checks that the model is fitted
+        return self.classes_[(scores > 0).astype(np.intp)]
 
     def predict_proba(self, X):
         """The wrapped classifier's posteriors (unchanged by the threshold)."""

@@ -90,7 +90,8 @@ def _bag_shard(X_part, y_part, w_part, index, pairs):
     if w is not None and len(w) != len(X_part):
         raise ValueError("partition %d has %d inputs but %d sample weights"
                          % (index, len(X_part), len(w)))
-    return {"X": X_part, "y": y, "w": check_sample_weight(w, len(X_part)), "index": index,
+    return {"X": X_part, "y": y, "index": index,
+            "w": check_sample_weight(w, len(X_part), allow_all_zero=True),
             "array": False}
 
 
@@ -103,7 +104,8 @@ def _array_shard(X, y, w, index, n_features):
                          "must have the same width" % (index, X.shape[1], n_features))
     y = check_target(y, X.shape[0], name="y (partition %d)" % index) if X.shape[0] \
         else np.zeros(0)
-    return {"X": X, "y": y, "w": check_sample_weight(w, X.shape[0]), "index": index,
+    return {"X": X, "y": y, "index": index,
+            "w": check_sample_weight(w, X.shape[0], allow_all_zero=True),
             "array": True}
 
 

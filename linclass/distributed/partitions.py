@@ -110,7 +110,7 @@ def label_counts(y, sample_weight):
     if y.shape[0] == 0:
         return y[:0], np.zeros(0), np.zeros(0)
     labels, codes = encode_labels(y)
-    weights = check_sample_weight(sample_weight, y.shape[0])
+    weights = check_sample_weight(sample_weight, y.shape[0], allow_all_zero=True)
     return (labels, np.bincount(codes, weights=weights, minlength=len(labels)),
             np.bincount(codes, minlength=len(labels)).astype(np.float64))
 
@@ -135,7 +135,7 @@ def check_partition(X, y, sample_weight, index, n_features, classes):
                          "must have the same width" % (index, X.shape[1], n_features))
     y = check_target(y, X.shape[0], name="y (partition %d)" % index)
     _, codes = encode_labels(y, classes) if y.shape[0] else (classes, np.zeros(0, np.int32))
-    sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    sample_weight = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=True)
     return X, codes, sample_weight
 
 

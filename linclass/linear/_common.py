@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._validation import (check_is_fitted, check_predict_X, check_target,
+from .._validation import (check_finite_output, check_is_fitted, check_predict_X, check_target,
                            single_threaded_blas)
 
 __all__ = ["LinearDecisionMixin", "CheckedScoreMixin", "dense_or_csr_matmul", "log_softmax",
@@ -74,6 +74,7 @@ class LinearDecisionMixin:
         """
         X = check_predict_X(self, X)
         scores = dense_or_csr_matmul(X, self.coef_.T) + self.intercept_
+        check_finite_output(self, scores, X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X: Any) -> np.ndarray:

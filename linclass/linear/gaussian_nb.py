@@ -21,8 +21,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import (as_float_param, check_classification_data, check_is_fitted,
-                           check_n_features, check_state_array, check_X)
+from .._validation import (as_float_param, check_classification_data, check_finite_output,
+                           check_is_fitted, check_n_features, check_state_array, check_X)
 from ..base import BaseEstimator, ClassifierMixin
 from ._common import log_softmax
 
@@ -70,7 +70,7 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
             raise ValueError("var_smoothing must be a finite number >= 0, got %r"
                              % (self.var_smoothing,))
         self._check_X_dense(X)
-        X, classes, codes, sw = check_classification_data(X, y, sample_weight, min_classes=1)
+        X, classes, codes, sw = check_classification_data(X, y, sample_weight)
         X = np.asarray(X, dtype=np.float64)
         n_classes = len(classes)
         self.epsilon_ = float(self.var_smoothing) * float(np.var(X, axis=0).max())
@@ -95,6 +95,10 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
                 raise ValueError("The sum of the priors should be 1, got %r" % prior.sum())
             if (prior < 0).any():
                 raise ValueError("Priors must be non-negative")
+        if not (np.isfinite(var).all() and np.isfinite(self.epsilon_)):
+            raise ValueError("%s: X holds values up to %.3g in magnitude, so the "
+                             "class variances overflow double precision; scale the "
+                             "features first" % (type(self).__name__, float(np.abs(X).max())))
         self.classes_ = classes
         self.class_count_ = counts
         self.class_prior_ = prior
@@ -113,6 +117,9 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         check_state_array(self.class_prior_, "class_prior_", (K,))
         check_state_array(self.theta_, "theta_", (K, F))
         var = check_state_array(self.var_, "var_", (K, F))
+        for name in ("class_prior_", "theta_", "var_"):
+            if not np.isfinite(getattr(self, name)).all():
+                raise ValueError("%s holds NaN or infinity (fit never produces it)" % name)
         if (var < 0).any():
             raise ValueError("var_ must not be negative")
 
@@ -127,7 +134,8 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         inv = 1.0 / self.var_
         quad = (X * X) @ inv.T - 2.0 * X @ (self.theta_ * inv).T + \
             np.sum(self.theta_ ** 2 * inv, axis=1)
-        return log_prior + norm - 0.5 * quad
+        return check_finite_output(self, log_prior + norm - 0.5 * quad, X,
+                                   "class log-likelihoods", log_domain=True)
 
     def predict_log_proba(self, X):
         """Log of the class probabilities, shape (n_samples, n_classes), without underflow."""
@@ -139,7 +147,8 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Predicted class label of each sample (the highest-scoring class)."""
-        return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
+        scores = self.predict_joint_log_proba(X)          # checks that the model is fitted
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

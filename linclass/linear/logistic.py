@@ -71,6 +71,7 @@ from ._lbfgs import lbfgs_minimize
 from ._common import (rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax,
                       lbfgs_progress, resolve_n_jobs)
 from .._validation import as_float_param, check_classification_target, class_weight_vector
+from .._validation import check_finite_output
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_sample_weight)
 from ..base import BaseEstimator, ClassifierMixin
@@ -1031,6 +1032,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         two classes, else (n_samples, n_classes)."""
         X = self._check_X(X)
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        check_finite_output(self, scores, X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):

@@ -73,7 +73,7 @@ from scipy.optimize import minimize
 from .._core import _maxent
 from ._common import (single_threaded_blas, CheckedScoreMixin, lbfgs_progress, log_softmax,
                       resolve_n_jobs)
-from .._validation import check_classification_target
+from .._validation import check_classification_target, check_finite_output
 from .._validation import (check_array, check_is_fitted, check_positive, check_sample_weight,
                            check_target, encode_labels)
 from ..base import BaseEstimator, ClassifierMixin
@@ -813,11 +813,13 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 value = C - np.asarray(F.sum(axis=1)).ravel()
                 nonzero = value != 0                  # 0 * -inf counts as 0
                 scores[nonzero] += weight * value[nonzero]
+        check_finite_output(self, scores, log_domain=True)
         return scores.reshape(n_samples, len(self.classes_))
 
     def predict(self, X):
         """Predicted class label of each sample (the highest-scoring class)."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = self.decision_function(X)          # checks that the model is fitted
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_log_proba(self, X):
         """Log of the class probabilities, shape (n_samples, n_classes), without underflow."""

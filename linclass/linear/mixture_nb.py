@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from ._common import CheckedScoreMixin
-from .._validation import check_classification_target
+from .._validation import check_classification_target, check_finite_output
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_random_state, check_sample_weight)
 from ..base import BaseEstimator, ClassifierMixin
@@ -257,7 +257,7 @@ class MixtureNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             comp = self._log_component_likelihood(X, self.feature_log_prob_[k], log_neg)
             out[:, k] = self.class_log_prior_[k] + logsumexp(
                 comp + self.component_log_weight_[k][None, :], axis=1)
-        return out
+        return check_finite_output(self, out, X, "class log-likelihoods", log_domain=True)
 
     def predict_log_proba(self, X):
         """log P(w | x), normalised with log-sum-exp."""
@@ -270,4 +270,5 @@ class MixtureNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Predicted class label of each sample (the highest-scoring class)."""
-        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+        scores = self._joint_log_likelihood(X)          # checks that the model is fitted
+        return self.classes_[np.argmax(scores, axis=1)]

@@ -30,7 +30,7 @@ from .._core import _linear_svm
 from ._common import LinearDecisionMixin, map_threads
 from .._validation import (check_classification_data, check_predict_X, class_weight_per_sample,
                            kernel_rows)
-from .._validation import check_positive, draw_seed
+from .._validation import check_finite_output, check_positive, draw_seed
 from ..base import BaseEstimator, ClassifierMixin
 from ..exceptions import ConvergenceWarning
 
@@ -113,8 +113,8 @@ class _MultiClassDualSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         with np.errstate(over="ignore"):
             squares = X.multiply(X).sum() if sp.issparse(X) else np.einsum("ij,ij->", X, X)
         if not np.isfinite(squares + bias * bias * n_samples):
-            raise ValueError("X holds values so large that the squared norms of its rows "
-                             "overflow float64; scale the features")
+            raise ValueError("%s: X holds values so large that the squared norms of its "
+                             "rows overflow float64; scale the features" % type(self).__name__)
         alpha = None
         if (self.warm_start and getattr(self, "dual_coef_", None) is not None
                 and self.dual_coef_.shape == (n_samples, K)
@@ -272,11 +272,12 @@ def _clone(estimator):
 
 
 def _binary_scores(estimator, X):
-    """Score of the positive class (label 1) of a fitted binary estimator."""
+    """Score of the positive class (label 1) of a fitted binary estimator
+    (non-finite scores raise, naming the estimator: any estimator may be wrapped)."""
     scores = np.asarray(estimator.decision_function(X), dtype=np.float64)
     if scores.ndim == 2:  # (n, 2) from an estimator scoring both classes
         scores = scores[:, 1] - scores[:, 0]
-    return scores
+    return check_finite_output(estimator, scores, X)
 
 
 def _fit_binary(estimator, X, y01, sample_weight):
@@ -372,7 +373,9 @@ class OneVsRestClassifier(_MetaBase):
                                        tasks, self.n_jobs)
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
-        self.n_iter_ = int(max(getattr(e, "n_iter_", 0) for e in self.estimators_))
+        # an estimator's n_iter_ may be an array (SVC: one per pair of classes)
+        self.n_iter_ = int(max(np.max(np.asarray(getattr(e, "n_iter_", 0)), initial=0)
+                               for e in self.estimators_))
         if all(hasattr(e, "coef_") and hasattr(e, "intercept_") for e in self.estimators_):
             self.coef_ = np.vstack([np.atleast_2d(e.coef_) for e in self.estimators_])
             self.intercept_ = np.concatenate([np.ravel(e.intercept_) for e in self.estimators_])

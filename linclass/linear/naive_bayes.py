@@ -46,7 +46,7 @@ import scipy.sparse as sp
 from .._core import _naive_bayes
 from ._common import rows_args
 from ._common import CheckedScoreMixin, log_softmax
-from .._validation import as_float_param, check_classification_target
+from .._validation import as_float_param, check_classification_target, check_finite_output
 from .._validation import (check_array, check_is_fitted, check_n_features, check_sample_weight,
                            check_target, encode_labels)
 from ..base import BaseEstimator, ClassifierMixin
@@ -153,7 +153,7 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError("classes %r differ from those of the first partial_fit "
                                  "call %r" % (list(classes), list(self.classes_)))
         _, codes = encode_labels(y, self.classes_)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=True)
         self._count(X, codes, sample_weight)
         self._update_parameters()
         return self
@@ -263,7 +263,9 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     def predict_joint_log_proba(self, X):
         """``log P(x, y)`` up to a per-sample constant, shape (n_samples, n_classes)."""
-        return self._joint_log_likelihood(self._check_X(X))
+        X = self._check_X(X)
+        return check_finite_output(self, self._joint_log_likelihood(X), X,
+                                   "class log-likelihoods", log_domain=True)
 
     def predict(self, X):
         """Predicted class label of each sample (the highest-scoring class)."""

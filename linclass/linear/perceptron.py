@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from .._core import _perceptron
 from ._common import LinearDecisionMixin
-from .._validation import check_finite_fit, check_no_overflow
+from .._validation import check_finite_fit, check_finite_output, check_no_overflow
 from .._validation import (check_X, check_classification_data, check_predict_X,
                            class_weight_per_sample, kernel_rows)
 from .._validation import (check_n_features, check_partial_fit_classes,
@@ -301,7 +301,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if not self.voted or not hasattr(self, "voted_counts_"):
             return super().decision_function(X)
         X = check_predict_X(self, X)
-        scores = self._vote_scores(X)
+        scores = check_finite_output(self, self._vote_scores(X), X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def __getstate__(self):

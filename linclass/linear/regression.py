@@ -32,9 +32,9 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_X, check_predict_X
+from .._validation import check_X, check_predict_X, check_regression_target
 from .._validation import check_positive, check_sample_weight
-from .._validation import check_finite_fit
+from .._validation import check_finite_fit, check_finite_output
 from ..base import BaseEstimator, RegressorMixin
 from .least_squares import (_CenteredOperator, blas_context, check_lasso_params,
                             check_ridge_params,
@@ -48,12 +48,7 @@ def _check_regression_data(X, y, sample_weight, finite=True):
     """(X, Y (n, k) float64, was_1d, sw) with finite targets, one row per sample
     (``finite=False``: X's values are left for the caller to check)."""
     X = check_X(X, finite=finite)
-    if y is None:
-        raise ValueError("this regressor requires y to be passed, but the target y is None")
-    try:
-        Y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("y must hold numbers (regression targets)") from None
+    Y = check_regression_target(y, X.shape[0])
     if Y.ndim == 0 or Y.ndim > 2:
         raise ValueError("y must be 1-D (n_samples,) or 2-D (n_samples, n_targets), "
                          "got shape %r" % (Y.shape,))
@@ -61,13 +56,9 @@ def _check_regression_data(X, y, sample_weight, finite=True):
     Y = Y.reshape(Y.shape[0], -1)
     if Y.shape[0] != X.shape[0]:
         raise ValueError("y has %d rows but X has %d samples" % (Y.shape[0], X.shape[0]))
-    if not np.isfinite(Y).all():
-        raise ValueError("y contains NaN or infinity")
     if X.shape[0] == 0:
         raise ValueError("X has 0 samples; at least one is required")
     sw = check_sample_weight(sample_weight, X.shape[0])
-    if not np.any(sw > 0):
-        raise ValueError("sample_weight: all weights are zero")
     return X, Y, was_1d, sw
 
 
@@ -100,7 +91,8 @@ class _LinearRegressionBase(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """``X @ coef_.T + intercept_``."""
         X = check_predict_X(self, X)
-        return np.asarray(X @ self.coef_.T) + self.intercept_
+        return check_finite_output(self, np.asarray(X @ self.coef_.T) + self.intercept_, X,
+                                   "predictions")
 
 
 class LinearRegression(_LinearRegressionBase):

@@ -94,7 +94,6 @@ def test_sklearn_checks():
     expected = {
         "check_supervised_y_2d": "linclass accepts a column-vector y without scikit-learn's "
                                  "DataConversionWarning",
-        "check_estimators_unfitted": "linclass raises its own NotFittedError",
         "check_sample_weight_equivalence_on_dense_data": "EM from random restarts: the "
             "random starts differ when rows are repeated instead of weighted",
         "check_sample_weight_equivalence_on_sparse_data": "same as the dense case",

@@ -291,8 +291,6 @@ except ImportError:     # pragma: no cover
     parametrize_with_checks = None
 
 _EXPECTED = {
-    "check_estimators_unfitted": "linclass raises linclass.NotFittedError "
-                                 "(ValueError, AttributeError), not scikit-learn's",
     "check_supervised_y_2d": "linclass accepts a column-vector y without "
                              "scikit-learn's DataConversionWarning",
     "check_sample_weight_equivalence_on_dense_data": "stochastic learner: a repeated "
