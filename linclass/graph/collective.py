@@ -23,7 +23,7 @@ AI Magazine 29(3), 2008.
 """
 import numpy as np
 
-from .._validation import check_is_fitted, check_positive
+from .._validation import check_classification_target, check_is_fitted, check_positive
 from ..base import BaseEstimator
 from .structure import Graph, GraphStructure
 from ..structured.learners import StructuredPerceptron, StructuredSVM
@@ -124,7 +124,11 @@ class CollectiveClassifier(BaseEstimator):
         n_features = {g.features.shape[1] for g in graphs}
         if len(n_features) != 1:
             raise ValueError("all graphs must have the same number of node features")
-        self.classes_, encoded = np.unique(np.concatenate(labels), return_inverse=True)
+        # one check of the labels for every classifier: one kind, not continuous,
+        # no NaN/None/complex, at least two classes
+        all_labels = np.concatenate(labels)
+        check_classification_target(all_labels, all_labels.size)
+        self.classes_, encoded = np.unique(all_labels, return_inverse=True)
         splits = np.cumsum([y.size for y in labels])[:-1]
         Y = [part.astype(np.int64) for part in np.split(encoded, splits)]
         structure = self._structure(n_features.pop(), self.classes_.size)
@@ -148,15 +152,21 @@ class CollectiveClassifier(BaseEstimator):
         for x in graphs:
             g = self._as_graph(x)
             if g.observed is not None:
-                g = Graph(g.features, g.edges, self._encode_known(g.observed),
+                g = Graph(g.features, g.edges, self._encode_known(g.observed, unknown=-1),
                           self_loops=self.self_loops)
             out.append(self.classes_[self.structure_.decode(self.coef_, g)])
         return out
 
-    def _encode_known(self, known):
+    def _encode_known(self, known, unknown=None):
+        """Class codes of known labels; entries equal to ``unknown`` stay -1."""
         known = np.asarray(known)
         encoded = np.full(known.shape, -1, dtype=np.int64)
-        mask = known != -1
+        mask = np.ones(known.shape, dtype=bool) if unknown is None else known != unknown
+        if known[mask].dtype.kind != self.classes_.dtype.kind and not (
+                known[mask].dtype.kind in "iuf" and self.classes_.dtype.kind in "iuf"):
+            if mask.any():
+                raise ValueError("known labels contain classes not seen in fit")
+            return encoded
         pos = np.searchsorted(self.classes_, known[mask])
         pos = np.minimum(pos, self.classes_.size - 1)
         if np.any(self.classes_[pos] != known[mask]):
@@ -167,17 +177,32 @@ class CollectiveClassifier(BaseEstimator):
     # -- one partly labelled graph --------------------------------------------------
     def fit_graph(self, features, edges, labels, train_mask):
         """Fit on the subgraph induced by the nodes with ``train_mask`` True."""
-        train_mask = self._mask(train_mask, features.shape[0])
+        g = Graph(features, edges, self_loops=self.self_loops)   # edges in [0, n_nodes)
+        train_mask = self._mask(train_mask, g.n_nodes)
+        labels = self._node_labels(labels, g.n_nodes)
         nodes = np.flatnonzero(train_mask)
-        sub_features, sub_edges = induced_subgraph(features, edges, nodes)
+        sub_features, sub_edges = induced_subgraph(g.features, g.edges, nodes)
         return self.fit([Graph(sub_features, sub_edges, self_loops=self.self_loops)],
-                        [np.asarray(labels)[nodes]])
+                        [labels[nodes]])
 
     def predict_graph(self, features, edges, labels, train_mask):
         """Labels of all nodes, the ``train_mask`` nodes clamped to ``labels``."""
-        train_mask = self._mask(train_mask, features.shape[0])
-        known = np.where(train_mask, np.asarray(labels), -1)
-        return self.predict([Graph(features, edges, known, self_loops=self.self_loops)])[0]
+        check_is_fitted(self, "coef_")
+        g = Graph(features, edges, self_loops=self.self_loops)   # edges in [0, n_nodes)
+        train_mask = self._mask(train_mask, g.n_nodes)
+        labels = self._node_labels(labels, g.n_nodes)
+        known = np.full(g.n_nodes, -1, dtype=np.int64)
+        known[train_mask] = self._encode_known(labels[train_mask])
+        g = Graph(g.features, g.edges, known, self_loops=self.self_loops)
+        return self.classes_[self.structure_.decode(self.coef_, g)]
+
+    @staticmethod
+    def _node_labels(labels, n):
+        labels = np.asarray(labels)
+        if labels.shape != (n,):
+            raise ValueError("labels must have one entry per node (%d), got shape %r"
+                             % (n, labels.shape))
+        return labels
 
     @staticmethod
     def _mask(mask, n):

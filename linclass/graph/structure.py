@@ -57,6 +57,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from .._core._graph import icm, loopy_bp, tree_decode
+from .._validation import check_array
 from ..structured.base import Structure
 
 __all__ = ["Graph", "GraphStructure"]
@@ -75,16 +76,9 @@ class Graph:
     """
 
     def __init__(self, features, edges, observed=None, *, self_loops="unary"):
-        if sp.issparse(features):
-            features = sp.csr_matrix(features, dtype=np.float64)
-            data = features.data
-        else:
-            features = np.asarray(features, dtype=np.float64)
-            if features.ndim != 2:
-                raise ValueError("node features must be a 2-D array or a sparse matrix")
-            data = features
-        if not np.isfinite(data).all():
-            raise ValueError("node features contain NaN or infinite values")
+        # the shared contract: canonical CSR (column indices checked: the
+        # products with the weights index by them), real and finite values
+        features = check_array(features, name="node features", allow_empty=True)
         n_nodes = features.shape[0]
         edges = np.asarray(edges)
         if edges.size == 0:
