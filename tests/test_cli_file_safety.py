@@ -232,3 +232,32 @@ def test_evaluate_plot_writes_exactly_the_named_file(work):
     assert code == 0, err
     assert (work / "fig").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (work / "fig.png").exists()
+
+
+# ------------------------------------------------- promises and encodings ---
+
+def test_parse_writes_noparse_for_a_sentence_it_cannot_parse(work):
+    sentences = [line.split() for line in (work / "sentences.txt").read_text().splitlines()]
+    odd = ["Zork", "-", "42"]        # no signature of these words is known to the parser
+    (work / "in.txt").write_text("\n".join(" ".join(s) for s in sentences[:2] + [odd]
+                                           + sentences[2:]) + "\n")
+    code, _, err = run("parse", work / "parser.npz", work / "in.txt", "-o", work / "out.mrg")
+    assert code == 0
+    assert err.count("\n") == 1 and "warning: 1 of 5 sentence(s) without parse" in err
+    lines = (work / "out.mrg").read_text().splitlines()
+    assert lines[2] == "(NOPARSE (X Zork) (X -) (X 42))"
+    expected = linclass.load(work / "parser.npz").predict(sentences)
+    assert lines[:2] + lines[3:] == [str(t) for t in expected]
+
+
+def test_inputs_with_a_byte_order_mark_read_as_without(work):
+    for command, model, data in (("parse", "parser.npz", "sentences.txt"),
+                                 ("predict", "seq.npz", "seq.conll"),
+                                 ("predict", "flat.npz", "flat.svm")):
+        plain = run(command, work / model, work / data)
+        (work / "bom").write_bytes(b"\xef\xbb\xbf" + (work / data).read_bytes())
+        assert plain[0] == 0 and run(command, work / model, work / "bom") == plain
+    (work / "both.conll").write_text("He PRP B-NP B-NP\nsees VBZ B-VP B-VP\n\n")
+    plain = run("evaluate", "--conll", work / "both.conll")
+    (work / "bom").write_bytes(b"\xef\xbb\xbf" + (work / "both.conll").read_bytes())
+    assert plain[0] == 0 and run("evaluate", "--conll", work / "bom") == plain
