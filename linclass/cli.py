@@ -30,6 +30,9 @@ Exit status
 3
     model file error: a model file that is missing, not a linclass model,
     corrupt, or not saved by ``linclass train``.
+141
+    the standard output was closed by its reader (``linclass predict ... |
+    head``); nothing is printed.
 
 Errors print one line ``linclass COMMAND: error: ...`` on standard error,
 never a Python traceback (``--debug`` shows the traceback of an error).
@@ -60,6 +63,7 @@ from ._version import __version__
 from ._registry import MODELS, resolve
 
 EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_MODEL = 0, 1, 2, 3
+EXIT_BROKEN_PIPE = 141      # 128 + SIGPIPE, as a shell reports a command killed by it
 
 
 class CLIError(Exception):
@@ -947,12 +951,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("linclass %s: interrupted" % args.command, file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of the standard output went away (``| head``): stop quietly
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as exc:
         if getattr(args, "debug", False):
             raise
         code, message = _error_line(exc)
     print("linclass %s: error: %s" % (args.command, message), file=sys.stderr)
     return code
+
+
+def _silence_stdout():
+    """Point the standard output at /dev/null, so that the interpreter's final
+    flush does not report the broken pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
 
 
 def _error_line(exc):

@@ -172,3 +172,16 @@ def test_no_traceback_from_a_real_process(files):
                          timeout=600)
     assert out.returncode == cli.EXIT_DATA
     one_error_line(out.stderr, "train")
+
+
+def test_a_closed_standard_output_stops_quietly(files, monkeypatch):
+    class ClosedPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    assert run("train", "--model", "logistic", files / "flat.svm", "-o", files / "m.npz")[0] == 0
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    with contextlib.redirect_stderr(err):
+        code = cli.main(["predict", str(files / "m.npz"), str(files / "flat.svm")])
+    assert code == cli.EXIT_BROKEN_PIPE and err.getvalue() == ""
