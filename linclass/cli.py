@@ -296,7 +296,7 @@ def _check_outputs(outputs, inputs):
         if os.path.exists(path) and not os.path.isfile(path):
             raise data_error("%s %s exists and is not a regular file; refusing to write "
                              "over it" % (option, path))
-        directory = os.path.dirname(os.path.abspath(path))
+        directory = os.path.dirname(os.path.realpath(path))     # where the file will go
         if not os.path.isdir(directory):
             raise data_error("%s %s: the directory %s does not exist"
                              % (option, path, directory))
