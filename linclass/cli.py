@@ -455,6 +455,9 @@ def _read_sentences(path):
     text = _read_text(path)
     if text.lstrip().startswith("("):
         return [_tree_words(t) for t in _read_trees(path)]
+    # brackets in words as the Penn Treebank writes them, so that every parse
+    # (and NOPARSE line) can be written, and read back, as a bracketed tree
+    text = text.replace("(", "-LRB-").replace(")", "-RRB-")
     sentences = [line.split() for line in text.splitlines() if line.strip()]
     if not sentences:
         raise data_error("%s holds no sentences" % path)
@@ -893,7 +896,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("input")
     p.add_argument("--output", "-o", help="output file (default: standard output), one "
-                   "bracketed tree per line")
+                   "bracketed tree per line; a sentence without parse gets a flat tree "
+                   "(NOPARSE (X word) ...); brackets in words are written -LRB- and -RRB-")
     p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_parse)

@@ -261,3 +261,12 @@ def test_inputs_with_a_byte_order_mark_read_as_without(work):
     plain = run("evaluate", "--conll", work / "both.conll")
     (work / "bom").write_bytes(b"\xef\xbb\xbf" + (work / "both.conll").read_bytes())
     assert plain[0] == 0 and run("evaluate", "--conll", work / "bom") == plain
+
+
+def test_parse_writes_brackets_in_words_as_the_treebank_does(work):
+    (work / "in.txt").write_text("the ( dog )\nf(x) slept\n")
+    code, _, err = run("parse", work / "parser.npz", work / "in.txt", "-o", work / "out.mrg")
+    assert code == 0, err
+    trees = read_trees(work / "out.mrg")
+    assert [t.leaves() for t in trees] == [["the", "-LRB-", "dog", "-RRB-"],
+                                           ["f-LRB-x-RRB-", "slept"]]
