@@ -332,7 +332,23 @@ def cmd_models(args):
     return EXIT_OK
 
 
+def _check_training_options(args, task):
+    """Options that do not apply to the model's task are usage errors, not ignored."""
+    if task != "sequence":
+        for option, value in (("--label-column", args.label_column),
+                              ("--token-columns", args.token_columns)):
+            if value is not None:
+                raise usage_error("%s applies to sequence models (CoNLL files), not to "
+                                  "model %r" % (option, args.model))
+    fits = {"sequence": ("conll", "conllu"), "trees": ()}.get(task, ("svmlight",))
+    if args.format != "auto" and args.format not in fits:
+        raise usage_error("--format %s does not apply to model %r (%s)"
+                          % (args.format, args.model, "it reads bracketed trees"
+                             if task == "trees" else "it reads " + " or ".join(fits)))
+
+
 def _read_training_data(args, task):
+    _check_training_options(args, task)
     fmt = _guess_format(args.train, args.format)
     if task == "sequence":
         if fmt == "svmlight":

@@ -185,3 +185,16 @@ def test_a_closed_standard_output_stops_quietly(files, monkeypatch):
     with contextlib.redirect_stderr(err):
         code = cli.main(["predict", str(files / "m.npz"), str(files / "flat.svm")])
     assert code == cli.EXIT_BROKEN_PIPE and err.getvalue() == ""
+
+
+@pytest.mark.parametrize("argv", [["--model", "logistic", "--label-column", "0"],
+                                  ["--model", "ranksvm", "--token-columns", "0"],
+                                  ["--model", "parser", "--label-column", "1"],
+                                  ["--model", "logistic", "--format", "conll"],
+                                  ["--model", "tagger", "--format", "svmlight"],
+                                  ["--model", "parser", "--format", "conllu"]])
+def test_training_options_that_do_not_apply_are_refused(files, argv):
+    code, _, err = run("train", *argv, files / "flat.svm", "-o", files / "m.npz")
+    assert code == cli.EXIT_USAGE
+    assert "appl" in one_error_line(err, "train")
+    assert not (files / "m.npz").exists()
