@@ -770,6 +770,36 @@ def check_state_array(value, name, shape, *, kinds="f"):
     return value
 
 
+#: Hard cap on the iterations (epochs, passes, outer iterations) of every
+#: iterative solver of the flat family: a ``max_iter`` above it runs
+#: ``MAX_ITER_CAP`` iterations, with a ConvergenceWarning saying so, so that no
+#: value a user passes makes a fit run without bound.
+MAX_ITER_CAP = 1_000_000
+
+
+def check_max_iter(owner, value, name="max_iter"):
+    """Check an iteration budget at ``fit``: an integer >= 1 (a ``ValueError``
+    naming ``name`` otherwise; -1 is not "unlimited" in linclass's flat
+    models); above :data:`MAX_ITER_CAP` a ``ConvergenceWarning`` says that the
+    solver stops at the cap.  Returns the budget the solver runs
+    (:func:`iteration_budget`)."""
+    check_positive(value, name, integer=True)
+    if value > MAX_ITER_CAP:
+        import warnings
+        from .exceptions import ConvergenceWarning
+        warnings.warn("%s: %s=%d is above the hard cap of %d iterations; the solver "
+                      "stops after %d" % (type(owner).__name__ if owner is not None
+                                          else "linclass", name, value, MAX_ITER_CAP,
+                                          MAX_ITER_CAP), ConvergenceWarning, stacklevel=3)
+    return iteration_budget(value)
+
+
+def iteration_budget(value):
+    """``min(max_iter, MAX_ITER_CAP)`` as a Python int (fits a C ``int``);
+    None (the solver's own default) stays None."""
+    return None if value is None else int(min(int(value), MAX_ITER_CAP))
+
+
 def check_int_param(value, name, *, low=None, high=None):
     """An integer parameter in ``[low, high]`` (either bound may be None).
 

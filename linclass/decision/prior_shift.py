@@ -24,6 +24,7 @@ import numbers
 
 import numpy as np
 
+from .._validation import iteration_budget
 from .._validation import (as_float_param, check_classification_target, check_is_fitted,
                            check_sample_weight)
 from ..base import BaseEstimator
@@ -98,13 +99,13 @@ def estimate_priors_em(proba, train_priors, *, max_iter=1000, tol=1e-8):
         raise ValueError("proba must be a non-empty 2-D array (n_samples, n_classes)")
     train = _check_priors(train_priors, P.shape[1], "train_priors")
     new = train.copy()
-    for it in range(1, int(max_iter) + 1):
+    for it in range(1, iteration_budget(max_iter) + 1):
         Q = adjust_to_priors(P, train, np.maximum(new, 1e-300))
         updated = Q.mean(axis=0)
         if np.abs(updated - new).max() < tol:
             return updated, it
         new = updated
-    return new, int(max_iter)
+    return new, iteration_budget(max_iter)
 
 
 class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from .._core import _coordinate_descent, _ridge
 from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
+from .._validation import check_max_iter, iteration_budget
 from .._validation import (check_classification_data, class_weight_per_sample,
                            kernel_rows)
 from .._validation import blas_threads, check_positive
@@ -161,7 +162,7 @@ def check_ridge_params(est):
     check_positive(est.alpha, "alpha")
     check_positive(est.tol, "tol")
     if est.max_iter is not None:
-        check_positive(est.max_iter, "max_iter", integer=True)
+        check_max_iter(est, est.max_iter)
     if est.solver not in ("auto", "cholesky", "cg"):
         raise ValueError("solver must be 'auto', 'cholesky' or 'cg', got %r" % (est.solver,))
 
@@ -524,7 +525,7 @@ def check_lasso_params(est):
     """The parameters every lasso estimator shares (alpha, tol, max_iter, precompute)."""
     check_positive(est.alpha, "alpha")
     check_positive(est.tol, "tol")
-    check_positive(est.max_iter, "max_iter", integer=True)
+    check_max_iter(est, est.max_iter)
     if not (isinstance(est.precompute, (bool, np.bool_)) or
             (isinstance(est.precompute, str) and est.precompute == "auto")):
         raise ValueError("precompute must be 'auto', True or False, got %r"
@@ -630,16 +631,16 @@ def solve_lasso(op, Yt, alpha, tol, max_iter, W0=None, n_jobs=None, design=None,
         w = np.array(W0[k], dtype=np.float64) if W0 is not None else np.zeros(n_features)
         if kind == "covariance":
             n_iter, gap, gap_tol = _coordinate_descent.lasso_cd_gram(
-                prepared, C[k], float(yy[k]), w, lam, float(tol), int(max_iter))
+                prepared, C[k], float(yy[k]), w, lam, float(tol), iteration_budget(max_iter))
         elif kind == "dense":
             n_iter, gap, gap_tol = _coordinate_descent.lasso_cd_dense(
                 prepared[0], prepared[1], op.mu, op.v, np.ascontiguousarray(Yt[:, k]), w,
-                lam, float(tol), int(max_iter))
+                lam, float(tol), iteration_budget(max_iter))
         else:
             n_iter, gap, gap_tol = _coordinate_descent.lasso_cd(
                 **prepared, n_features=n_features, n_samples=n_samples, mu=op.mu, v=op.v,
                 yt=np.ascontiguousarray(Yt[:, k]), w=w, lam=lam, tol=float(tol),
-                max_iter=int(max_iter))
+                max_iter=iteration_budget(max_iter))
         return w, n_iter, gap, gap_tol
 
     results = map_threads(solve, range(Yt.shape[1]), n_jobs)
@@ -674,7 +675,7 @@ def fit_lasso(est, X, op, Yt, owner, finite_checked=True):
         prev = np.atleast_2d(prev)
         if prev.shape == (Yt.shape[1], X.shape[1]):
             W0 = prev
-    coef, results = solve_lasso(op, Yt, float(est.alpha), float(est.tol), int(est.max_iter),
+    coef, results = solve_lasso(op, Yt, float(est.alpha), float(est.tol), iteration_budget(est.max_iter),
                                 W0, est.n_jobs, design=design)
     est.n_iter_ = int(max(r[1] for r in results))
     if any(r[2] > r[3] for r in results):
@@ -793,7 +794,7 @@ class RidgeClassifier(_LeastSquaresBase):
         with blas_context(self.n_jobs):
             X, classes, op, Yt, ybar = self._prepare(X, y, sample_weight)
             coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
-                                       self.max_iter, owner="RidgeClassifier")
+                                       iteration_budget(self.max_iter), owner="RidgeClassifier")
         self._publish(X, classes, coef, ybar, op.mu)
         self.n_iter_ = int(n_iter)
         return self

@@ -70,6 +70,7 @@ from .._core import _checks, _logistic
 from ._lbfgs import lbfgs_minimize
 from ._common import (rows_args, single_threaded_blas, CheckedScoreMixin, log_softmax,
                       lbfgs_progress, resolve_n_jobs)
+from .._validation import check_finite_fit, check_max_iter, iteration_budget
 from .._validation import as_float_param, check_classification_target, class_weight_vector
 from .._validation import check_finite_output
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
@@ -635,11 +636,15 @@ def _newton(objective, theta, *, tol, max_iter, verbose=0,
             return theta, f, n_iter, True
         H = objective.hessian()
         shift = 0.0
-        while True:
+        for attempt in range(80):       # 1e-12 * 100**79 overflows: bounded
             try:
                 factor = cho_factor(H, lower=False, check_finite=False)
                 break
             except np.linalg.LinAlgError:
+                if attempt == 79 or not np.isfinite(shift):
+                    raise ValueError("LogisticRegression (solver='newton'): the Hessian "
+                                     "is not finite or cannot be factorised "
+                                     "(overflow); scale the features") from None
                 old = shift
                 shift = max(1e-12 * float(np.max(np.abs(np.diag(H)))), 1e-300) \
                     if shift == 0.0 else 100.0 * shift
@@ -827,7 +832,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("solver must be 'auto', 'lbfgs', 'newton' or 'tron', got %r"
                              % (self.solver,))
         check_positive(self.tol, "tol", strict=False)
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_max_iter(self, self.max_iter)
         if isinstance(self.C, numbers.Real) and not isinstance(self.C, bool):
             check_positive(self.C, "C")
             variance = np.full(n_features, float(self.C))
@@ -966,6 +971,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                           "reaching tol=%g; increase max_iter or scale the data"
                           % (solver, self.max_iter, self.tol), ConvergenceWarning)
         theta = theta.reshape(n_features + fi, n_out)
+        check_finite_fit(self, coef_=theta, objective_=fval)
         self.classes_ = classes
         self.coef_ = np.ascontiguousarray(theta[:n_features].T)
         self.intercept_ = theta[n_features].copy() if fi else np.zeros(n_out)
@@ -978,17 +984,17 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     def _solve(self, objective, theta0, l1, solver):
         """(theta, objective / scale, n_iter, converged) of the chosen solver."""
         if solver == "tron":
-            return _tron(objective, theta0, tol=self.tol, max_iter=self.max_iter,
+            return _tron(objective, theta0, tol=self.tol, max_iter=iteration_budget(self.max_iter),
                          verbose=self.verbose)
         if solver == "newton":
-            return _newton(objective, theta0, tol=self.tol, max_iter=self.max_iter,
+            return _newton(objective, theta0, tol=self.tol, max_iter=iteration_budget(self.max_iter),
                            verbose=self.verbose)
         if l1:
             return self._fit_l1(objective, theta0)
         progress = lbfgs_progress("LogisticRegression", self.verbose)
         callback = None if progress is None else (
             lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
-        return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=self.max_iter,
+        return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=iteration_budget(self.max_iter),
                               callback=callback, threads=getattr(objective, "threads", None),
                               max_abs=objective.grad_max_abs, fun_into=objective.l2_into)
 
@@ -1015,7 +1021,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                  [(0, None) if p else (0, 0) for p in penalized]
         result = minimize(fun, np.concatenate([u0, v0]), method="L-BFGS-B", jac=True,
                           bounds=bounds,
-                          options=dict(maxiter=self.max_iter, gtol=self.tol,
+                          options=dict(maxiter=iteration_budget(self.max_iter), gtol=self.tol,
                                        ftol=64 * np.finfo(float).eps, maxls=50))
         theta = result.x[:n] - result.x[n:]
         return theta, result.fun, result.nit, result.status != 1

@@ -73,6 +73,7 @@ from scipy.optimize import minimize
 from .._core import _maxent
 from ._common import (single_threaded_blas, CheckedScoreMixin, lbfgs_progress, log_softmax,
                       resolve_n_jobs)
+from .._validation import check_max_iter, iteration_budget
 from .._validation import check_classification_target, check_finite_output
 from .._validation import (check_array, check_is_fitted, check_positive, check_sample_weight,
                            check_target, encode_labels)
@@ -552,7 +553,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                              % (self.algorithm,))
         if self.prior_variance is not None:
             check_positive(self.prior_variance, "prior_variance")
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_max_iter(self, self.max_iter)
         check_positive(self.tol, "tol", strict=False)
         if self.correction_feature not in (None, True, False):
             raise ValueError("correction_feature must be None, True or False")
@@ -638,6 +639,10 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         if self.correction_ is not None:
             self.correction_ = (self.correction_[0], float(lam[-1]))
             lam = lam[:-1]
+        if np.isnan(lam).any() or np.isnan(loglik):
+            raise ValueError("%s: the solver produced NaN weights or log-likelihood "
+                             "(overflow); scale the features or increase the "
+                             "regularisation" % type(self).__name__)
         self.coef_ = lam
         self.n_iter_ = n_iter
         self.loglik_ = float(loglik)
@@ -681,7 +686,7 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         with single_threaded_blas():
             result = minimize(fun, np.zeros(n_weights), method="L-BFGS-B",
                               jac=True, callback=lbfgs_progress("MaxEnt", self.verbose),
-                              options=dict(maxiter=self.max_iter, gtol=self.tol,
+                              options=dict(maxiter=iteration_budget(self.max_iter), gtol=self.tol,
                                                      ftol=64 * np.finfo(float).eps, maxls=50))
         if result.status == 1:
             warnings.warn("MaxEnt (lbfgs) stopped at max_iter=%d before reaching tol=%g"
@@ -739,13 +744,13 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                     abs(objective), 1e-300):
                 converged = True
                 break
-            if n_iter >= self.max_iter:
+            if n_iter >= iteration_budget(self.max_iter):
                 break
             previous, previous_loglik, last_lam = objective, loglik, lam.copy()
             lam = lam + self._scaling_step(lam, table, nf_values, empirical, inv_var,
                                            unattested)
             n_iter += 1
-        if not converged and n_iter >= self.max_iter:
+        if not converged and n_iter >= iteration_budget(self.max_iter):
             warnings.warn("MaxEnt (%s) stopped at max_iter=%d before the objective changed "
                           "by less than tol=%g" % (self.algorithm, self.max_iter, self.tol),
                           ConvergenceWarning)

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from ._common import CheckedScoreMixin
+from .._validation import check_max_iter, iteration_budget
 from .._validation import check_classification_target, check_finite_output
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_random_state, check_sample_weight)
@@ -124,7 +125,7 @@ class MixtureNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
                              % (_EVENT_MODELS, self.event_model))
         check_positive(self.alpha, "alpha")
         check_positive(self.alpha_weights, "alpha_weights", strict=False)
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_max_iter(self, self.max_iter)
         check_positive(self.tol, "tol", strict=False)
         check_positive(self.n_init, "n_init", integer=True)
         if not isinstance(self.binarize, numbers.Real) or not np.isfinite(self.binarize):
@@ -192,9 +193,13 @@ class MixtureNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             R = rng.dirichlet(np.ones(M), size=n)                      # random soft start
             history = []
             converged = False
-            for it in range(int(self.max_iter)):
+            for it in range(iteration_budget(self.max_iter)):
                 params = self._m_step(X, w, R)
                 obj, R = self._objective(X, w, *params)
+                if not np.isfinite(obj):
+                    raise ValueError("MixtureNB: the EM objective became %r at iteration %d "
+                                     "(overflow); scale the counts or increase alpha"
+                                     % (obj, it + 1))
                 history.append(obj)
                 if it and obj - history[-2] <= self.tol * abs(obj):
                     converged = True

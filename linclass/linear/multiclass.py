@@ -28,6 +28,7 @@ import scipy.sparse as sp
 
 from .._core import _linear_svm
 from ._common import LinearDecisionMixin, map_threads
+from .._validation import check_finite_fit, check_max_iter, iteration_budget
 from .._validation import (check_classification_data, check_predict_X, class_weight_per_sample,
                            kernel_rows)
 from .._validation import check_finite_output, check_positive, draw_seed
@@ -101,7 +102,7 @@ class _MultiClassDualSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         """
         check_positive(self.C, "C")
         check_positive(self.tol, "tol")
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_max_iter(self, self.max_iter)
         if self.fit_intercept:
             check_positive(self.intercept_scaling, "intercept_scaling")
         X, classes, codes, sample_weight = check_classification_data(X, y, sample_weight)
@@ -138,7 +139,8 @@ class _MultiClassDualSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         else:
             self.coef_ = np.ascontiguousarray(W[:-1].T)
             self.intercept_ = bias * W[-1].copy()
-        if n_iter >= self.max_iter and violation > self.tol:
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
+        if n_iter >= iteration_budget(self.max_iter) and violation > self.tol:
             warnings.warn("%s: reached max_iter=%d with KKT violation %.3g > tol=%g"
                           % (type(self).__name__, self.max_iter, violation, self.tol),
                           ConvergenceWarning)
@@ -216,7 +218,7 @@ class CrammerSingerSVC(_MultiClassDualSVC):
             W_run = W
         result = _linear_svm.crammer_singer(
             **rows, n_samples=n_samples, n_features=n_features, y=codes, cost=cost,
-            bias=bias, W=W_run, alpha=alpha, tol=float(self.tol), max_iter=int(self.max_iter),
+            bias=bias, W=W_run, alpha=alpha, tol=float(self.tol), max_iter=iteration_budget(self.max_iter),
             seed=seed, shrinking=bool(self.shrinking))
         if order is not None:
             W[order] = W_run[:n_features]
@@ -250,7 +252,7 @@ class WestonWatkinsSVC(_MultiClassDualSVC):
     def _run_kernel(self, rows, n_samples, n_features, codes, cost, bias, W, alpha, seed):
         return _linear_svm.weston_watkins(
             **rows, n_samples=n_samples, n_features=n_features, y=codes, cost=cost,
-            bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=int(self.max_iter),
+            bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=iteration_budget(self.max_iter),
             inner_sweeps=5, seed=seed)
 
     @staticmethod

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._core import _perceptron
 from ._common import LinearDecisionMixin
+from .._validation import check_max_iter, iteration_budget
 from .._validation import check_finite_fit, check_finite_output, check_no_overflow
 from .._validation import (check_X, check_classification_data, check_predict_X,
                            class_weight_per_sample, kernel_rows)
@@ -111,7 +112,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     def _check_params(self):
         if self.mode not in _MODES:
             raise ValueError("mode must be one of %s, got %r" % (_MODES, self.mode))
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_max_iter(self, self.max_iter)
         check_positive(self.eta0, "eta0")
         if self.voted and self.mode != "sequential":
             raise ValueError("voted=True needs mode='sequential'")
@@ -182,7 +183,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         W_start = self._W.copy()
-        n_run, mistakes, log = self._run(X, codes, cost, self.max_iter, True, bool(self.voted))
+        n_run, mistakes, log = self._run(X, codes, cost, iteration_budget(self.max_iter), True, bool(self.voted))
         self.n_iter_ = int(n_run)
         self._publish()
         check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)

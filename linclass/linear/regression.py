@@ -32,6 +32,7 @@ import numbers
 
 import numpy as np
 
+from .._validation import check_max_iter, iteration_budget
 from .._validation import check_X, check_predict_X, check_regression_target
 from .._validation import check_positive, check_sample_weight
 from .._validation import check_finite_fit, check_finite_output
@@ -174,7 +175,8 @@ class Ridge(_LinearRegressionBase):
             X, Y, was_1d, sw = _check_regression_data(X, y, sample_weight, finite=False)
             op, Yt, ybar = _centre(X, Y, sw, self.fit_intercept)
             coef, n_iter = solve_ridge(op, Yt, float(self.alpha), self.solver, float(self.tol),
-                                       self.max_iter, owner="Ridge", finite_checked=False)
+                                       iteration_budget(self.max_iter), owner="Ridge",
+                                       finite_checked=False)
         self._publish(X, coef, ybar, op.mu, was_1d)
         self.n_iter_ = int(n_iter)
         return self
@@ -282,7 +284,7 @@ def _lasso_path(X, y, alphas, n_alphas, eps, fit_intercept, sample_weight, tol, 
     if Y.shape[1] != 1:
         raise ValueError("lasso_path needs a 1-D y")
     check_positive(tol, "tol")
-    check_positive(max_iter, "max_iter", integer=True)
+    check_max_iter(None, max_iter)
     if not (isinstance(precompute, (bool, np.bool_)) or
             (isinstance(precompute, str) and precompute == "auto")):
         raise ValueError("precompute must be 'auto', True or False, got %r" % (precompute,))
@@ -305,7 +307,7 @@ def _lasso_path(X, y, alphas, n_alphas, eps, fit_intercept, sample_weight, tol, 
     gaps = np.zeros(len(alphas))
     w = np.zeros((1, X.shape[1]))
     for k, alpha in enumerate(alphas):
-        coef, results = solve_lasso(op, Yt, float(alpha), float(tol), int(max_iter), w,
+        coef, results = solve_lasso(op, Yt, float(alpha), float(tol), iteration_budget(max_iter), w,
                                     design=design)
         w = coef.T
         coefs[:, k] = coef[:, 0]

@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from .._core import _checks, _sgd
 from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
+from .._validation import check_finite_fit, check_max_iter, iteration_budget
 from .._validation import (check_classification_data, check_predict_X, check_X,
                            class_weight_per_sample, kernel_rows)
 from .._validation import (check_n_features, check_partial_fit_classes, check_positive,
@@ -386,7 +387,7 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if (isinstance(self.l1_ratio, bool) or not isinstance(self.l1_ratio, numbers.Real)
                 or not 0.0 <= self.l1_ratio <= 1.0):
             raise ValueError("l1_ratio must be a number in [0, 1], got %r" % (self.l1_ratio,))
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_max_iter(self, self.max_iter)
         if self.tol is not None:
             if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
                     or np.isnan(self.tol) or self.tol < 0:
@@ -659,12 +660,13 @@ class SGDClassifier(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             val = self._validation_split(codes, len(classes))
             X_val, codes_val = X[val], codes[val]
             X, codes, weight = X[~val], codes[~val], np.ascontiguousarray(weight[~val])
-        results = self._run(X, codes, len(classes), weight, int(self.max_iter), True,
+        results = self._run(X, codes, len(classes), weight, iteration_budget(self.max_iter), True,
                             X_val, codes_val)
         self.classes_ = classes
         self.n_features_in_ = n_features
         self.n_iter_ = int(max(r[0] for r in results))
         self._publish()
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         if self.tol is not None and not all(r[1] for r in results):
             warnings.warn("SGDClassifier: reached max_iter=%d epochs before the stopping "
                           "criterion (tol=%g) was met; increase max_iter"

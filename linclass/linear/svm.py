@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 
 from .._core import _coordinate_descent, _linear_svm
 from ._common import LinearDecisionMixin, map_threads, resolve_n_jobs
+from .._validation import check_finite_fit, check_max_iter, iteration_budget
 from .._validation import check_classification_data, class_weight_per_sample, kernel_rows
 from .._validation import check_positive, check_random_state
 from ..base import BaseEstimator, ClassifierMixin
@@ -322,7 +323,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     def _check_params(self):
         check_positive(self.C, "C")
         check_positive(self.tol, "tol")
-        check_positive(self.max_iter, "max_iter", integer=True)
+        check_max_iter(self, self.max_iter)
         if self.loss not in _LOSSES:
             raise ValueError("loss must be one of %s, got %r" % (sorted(_LOSSES), self.loss))
         if self.solver not in _SOLVERS:
@@ -403,7 +404,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                                              np.zeros_like(self.intercept_))[:, None]])
         prev_t = getattr(self, "_pegasos_steps", None) if warm else None
 
-        max_iter = int(self.max_iter)
+        max_iter = iteration_budget(self.max_iter)
         # the diagonal of Q, shared by the one-vs-rest problems
         sq_norms = (_linear_svm.row_sq_norms(**rows, n_samples=n_samples,
                                              n_features=n_features)
@@ -465,13 +466,13 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             t = _linear_svm.pegasos_svc(
                 **rows, n_samples=n_samples, n_features=n_features, ysign=ysign,
                 cost=cost / float(self.C), lam=lam, loss=_LOSSES[self.loss], bias=bias, w=w,
-                t_start=t0, n_epochs=int(self.max_iter),
+                t_start=t0, n_epochs=iteration_budget(self.max_iter),
                 project=bool(self.pegasos_projection),
                 radius2=2.0 * float(np.mean(cost)) / float(self.C) / lam, seed=seeds[p])
             if self.verbose:
                 print("LinearSVC pegasos problem %d/%d: %d epochs, %d steps"
-                      % (p + 1, n_problems, int(self.max_iter), int(t)))
-            return w, None, int(self.max_iter), 0.0, t, True, None
+                      % (p + 1, n_problems, iteration_budget(self.max_iter), int(t)))
+            return w, None, iteration_budget(self.max_iter), 0.0, t, True, None
 
         def solve_group(group):
             """The one-vs-rest problems of ``group`` by one fused dual CD."""
@@ -523,6 +524,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.coef_ = np.ascontiguousarray(np.take(W, position, axis=1) if position is not None
                                           else W[:, :-1])
         self.intercept_ = W[:, -1] * bias
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.n_iter_ = int(max(r[2] for r in results))
         if self.solver == "dual_cd":
             self.dual_coef_ = alpha_all if fused else np.vstack([r[1] for r in results])
@@ -568,7 +570,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
                     w[n_features] = self.intercept_[p] / bias
             n_iter, gnorm, gnorm0, objective = _coordinate_descent.l1r_l2_svc(
                 **signed, n_features=n_columns, n_samples=n_samples, cost=cost,
-                w=w, tol=float(self.tol), max_iter=int(self.max_iter),
+                w=w, tol=float(self.tol), max_iter=iteration_budget(self.max_iter),
                 shrinking=bool(self.shrinking), seed=seeds[p])
             if self.verbose:
                 print("LinearSVC l1 problem %d/%d: %d passes, subgradient sum %.3g (first "
@@ -583,11 +585,12 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.n_features_in_ = n_features
         self.coef_ = np.ascontiguousarray(W[:, :n_features])
         self.intercept_ = W[:, n_features] * bias if bias else np.zeros(n_problems)
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.n_iter_ = int(max(r[1] for r in results))
         self.objective_ = np.array([r[4] for r in results])
         for name in ("dual_coef_", "dual_objective_", "_pegasos_steps"):
             self.__dict__.pop(name, None)
-        if self.n_iter_ >= self.max_iter:
+        if self.n_iter_ >= iteration_budget(self.max_iter):
             worst = max(r[2] / r[3] if r[3] > 0 else 0.0 for r in results)
             warnings.warn("LinearSVC(penalty='l1'): coordinate descent reached max_iter=%d "
                           "with relative subgradient sum %.3g > tol=%g; increase max_iter "
@@ -598,7 +601,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     def _fit_crammer_singer(self, X, y, sample_weight):
         from .multiclass import CrammerSingerSVC
         joint = CrammerSingerSVC(
-            C=self.C, tol=self.tol, max_iter=self.max_iter, fit_intercept=self.fit_intercept,
+            C=self.C, tol=self.tol, max_iter=iteration_budget(self.max_iter), fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling, class_weight=self.class_weight,
             random_state=self.random_state)
         joint.fit(X, y, sample_weight=sample_weight)
