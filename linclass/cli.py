@@ -46,7 +46,9 @@ Every command reads all its inputs before it writes anything.  An output
 (``-o``, ``--plot``) that names one of the command's inputs is refused before
 anything is read; outputs are written to a temporary file beside the target
 and renamed over it only when complete, so a failed run leaves every existing
-file as it was.
+file as it was.  ``-o -`` writes to standard output.  Data files may be
+regular files or pipes (``/dev/stdin``); devices such as ``/dev/zero`` are
+refused.  Inputs are read as UTF-8; a leading byte order mark is skipped.
 """
 import argparse
 import ast
@@ -54,6 +56,7 @@ import bz2
 import gzip
 import io
 import os
+import stat
 import sys
 import time
 from typing import List, Optional, Sequence
@@ -305,6 +308,30 @@ def _check_outputs(outputs, inputs):
                              % (option, path, directory))
 
 
+def _check_inputs(*paths):
+    """Refuse a device as a data file (``/dev/zero`` would be read without end);
+    regular files, pipes and a terminal are read as usual."""
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue                     # the reader reports a missing file
+        if not (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            interactive = os.isatty(fd)
+        finally:
+            os.close(fd)
+        if not interactive:
+            raise data_error("%s is a device, not a data file" % path)
+
+
 def _emit(path, text):
     """Write ``text`` to standard output (``path`` None or ``-``) or, atomically, to
     ``path``: the file is replaced only once all of it is written."""
@@ -435,6 +462,7 @@ def cmd_train(args):
         raise usage_error("-v needs 2 or more folds, got %d" % args.cross_validation)
     if args.cross_validation is None:
         _check_outputs([("-o", args.output)], [args.train])
+    _check_inputs(args.train)
     t0 = time.perf_counter()
     X, Y, qid, spec, n_items = _read_training_data(args, task)
     t_read = time.perf_counter() - t0
@@ -552,6 +580,7 @@ def _write_flat_predictions(args, model, spec, X, y, out):
 
 def cmd_predict(args):
     _check_outputs([("-o", args.output)], [args.model, args.input])
+    _check_inputs(args.input)
     model, spec = _load_for(args.model)
     _check_output_options(args, spec)
     t0 = time.perf_counter()
@@ -625,6 +654,7 @@ def _write_parses(args, model, path, out):
 
 def cmd_parse(args):
     _check_outputs([("-o", args.output)], [args.model, args.input])
+    _check_inputs(args.input)
     model, spec = _load_for(args.model)
     if spec.get("task") != "trees":
         raise usage_error("%s is not a parser model (train one with --model parser)"
@@ -686,6 +716,7 @@ def cmd_evaluate(args):
         raise usage_error("evaluate needs MODEL and INPUT (or --conll FILE)")
     from . import metrics
     _check_outputs([("--plot", args.plot)], [args.model, args.input])
+    _check_inputs(args.input)
     plot_format = _plot_format(args.plot) if args.plot else None
     model, spec = _load_for(args.model)
     if args.evalb and spec.get("task") != "trees":
@@ -784,6 +815,7 @@ def _evaluate_conll_file(args):
     from .metrics import conlleval_report_from_lines, read_conlleval_lines
     if args.model is not None or args.input is not None:
         raise usage_error("--conll FILE scores an existing file: give no MODEL/INPUT")
+    _check_inputs(args.conll)
     lines = io.StringIO(_read_text(args.conll))
     if not lines.getvalue().strip():
         raise data_error("%s holds no tokens" % args.conll)

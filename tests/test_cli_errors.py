@@ -198,3 +198,29 @@ def test_training_options_that_do_not_apply_are_refused(files, argv):
     assert code == cli.EXIT_USAGE
     assert "appl" in one_error_line(err, "train")
     assert not (files / "m.npz").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_devices_are_refused_as_data_files(files):
+    assert run("train", "--model", "logistic", files / "flat.svm", "-o", files / "m.npz")[0] == 0
+    for argv in (["train", "--model", "logistic", os.devnull, "-o", files / "m2.npz"],
+                 ["predict", files / "m.npz", os.devnull],
+                 ["evaluate", files / "m.npz", os.devnull],
+                 ["evaluate", "--conll", os.devnull]):
+        code, _, err = run(*argv)
+        assert code == cli.EXIT_DATA
+        assert "is a device" in one_error_line(err, argv[0])
+    # an endless device: in a child process with bounded memory and time
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(linclass.__file__))]
+        + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    out = subprocess.run([sys.executable, "-m", "linclass", "predict", str(files / "m.npz"),
+                          "/dev/zero"], capture_output=True, text=True, env=env, timeout=120,
+                         preexec_fn=limit)
+    assert out.returncode == cli.EXIT_DATA
+    assert "is a device" in one_error_line(out.stderr, "predict")
