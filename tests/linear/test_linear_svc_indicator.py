@@ -1,6 +1,8 @@
 """LinearSVC's dual coordinate descent on indicator rows (a CSR matrix whose
 stored values are all 1.0, such as a9a and w8a): the steps read only the
 column indices, and give the same bits as the steps that read the values."""
+import ctypes
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -48,6 +50,11 @@ def test_linear_svc_on_indicator_rows_matches_liblinear():
     for loss, s in (("hinge", 3), ("squared_hinge", 1)):
         ours = LinearSVC(loss=loss, C=0.5, tol=1e-6, max_iter=5000, random_state=0).fit(X, y)
         yl = np.where(y == 1, 1.0, -1.0)
+        # liblinear shuffles with the C library's process-global rand(): from the
+        # state other tests leave behind, its hinge solver can stop at its own
+        # iteration limit ~8e-3 from the optimum (the order dependence of #35);
+        # seeded as at process start, it converges on this data
+        ctypes.CDLL(None).srand(1)
         model = liblinear.train(yl, X, "-s %d -c 0.5 -e 1e-6 -B 1 -q" % s)
         w, b = model.get_decfun()
         w, b = np.asarray(w), float(b)

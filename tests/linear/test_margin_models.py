@@ -1,6 +1,7 @@
 """Margin-based linear classifiers against references: brute force, KKT
 conditions, LIBLINEAR (through scikit-learn and liblinear-official), a generic
 QP solver (scipy) and scikit-learn's ridge/lasso."""
+import ctypes
 import warnings
 
 import numpy as np
@@ -154,6 +155,7 @@ def test_linear_svc_against_liblinear_official_objective():
     liblinear = pytest.importorskip("liblinear.liblinearutil")
     X, y = _blobs(n=150, d=5, k=2, seed=4, spread=3.0)
     prob = liblinear.problem(np.where(y == 1, 1, -1).tolist(), sp.csr_matrix(X))
+    ctypes.CDLL(None).srand(1)      # liblinear shuffles with the process-global rand()
     peer = liblinear.train(prob, "-s 1 -c 0.5 -e 1e-8 -B 1 -q")
     w_peer = np.asarray(peer.get_decfun()[0] + [peer.get_decfun()[1]])
     if peer.get_labels()[0] != 1:
