@@ -709,18 +709,53 @@ def _evalb_table(gold, pred):
     return "\n".join(lines)
 
 
+_EVALUATE_OPTIONS = (   # option, attribute, the evaluations it applies to, its default
+    ("--scheme", "scheme", ("sequence", "conll file"), "conlleval"),
+    ("--max-queries", "max_queries", ("ranking",), 20),
+    ("--evalb", "evalb", ("trees",), False),
+    ("--plot", "plot", ("flat",), None),
+    ("--plot-kind", "plot_kind", ("flat",), "auto"),
+)
+
+
+def _check_evaluate_options(args, what):
+    """Refuse an option that does not apply to this evaluation (``what``: flat,
+    sequence, ranking, trees or conll file), then fill in the defaults."""
+    for option, name, applies, default in _EVALUATE_OPTIONS:
+        value = getattr(args, name)
+        if value is None or value is False:
+            setattr(args, name, default)
+        elif what not in applies:
+            raise usage_error("%s applies to %s, not to %s"
+                              % (option, " and ".join(
+                                  {"flat": "flat (svmlight) models", "trees": "parser models",
+                                   "ranking": "ranking models", "sequence": "sequence models",
+                                   "conll file": "--conll FILE"}[a] for a in applies),
+                                 {"flat": "a flat model", "trees": "a parser model",
+                                  "ranking": "a ranking model", "sequence": "a sequence model",
+                                  "conll file": "--conll FILE"}[what]))
+    if args.plot_kind != "auto" and not args.plot:
+        raise usage_error("--plot-kind needs --plot FILE")
+
+
+def _evaluation_kind(spec):
+    if spec.get("task") in ("ranking", "trees"):
+        return spec["task"]
+    return "flat" if spec["format"] == "svmlight" else "sequence"
+
+
 def cmd_evaluate(args):
     if args.conll is not None:
+        _check_evaluate_options(args, "conll file")
         return _evaluate_conll_file(args)
     if args.model is None or args.input is None:
         raise usage_error("evaluate needs MODEL and INPUT (or --conll FILE)")
     from . import metrics
     _check_outputs([("--plot", args.plot)], [args.model, args.input])
     _check_inputs(args.input)
-    plot_format = _plot_format(args.plot) if args.plot else None
     model, spec = _load_for(args.model)
-    if args.evalb and spec.get("task") != "trees":
-        raise usage_error("--evalb applies to parser models")
+    _check_evaluate_options(args, _evaluation_kind(spec))
+    plot_format = _plot_format(args.plot) if args.plot else None
     if spec.get("task") == "ranking":
         from .metrics.ranking import ranking_report
         X, y, qid = _read_ranking(args, args.input, spec["n_features"])
@@ -753,8 +788,6 @@ def cmd_evaluate(args):
         if args.plot:
             _evaluate_plot(args, model, X, y, pred, plot_format)
         return EXIT_OK
-    if args.plot:
-        raise usage_error("--plot is available for flat (svmlight) models")
     _, X, Y, _ = read_sequence_data(args.input, spec)
     pred = model.predict(X)
     _print_sequence_scores(args, Y, pred)
@@ -956,7 +989,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", nargs="?")
     p.add_argument("--conll", metavar="FILE", help="score FILE with gold and predicted tags "
                    "in its last two columns (the conlleval script's input) instead of a model")
-    p.add_argument("--scheme", default="conlleval",
+    p.add_argument("--scheme",
                    choices=["conlleval", "IOB1", "IOB2", "IOE1", "IOE2", "IOBES", "none"],
                    help="chunk tagging scheme for the conlleval table (default: exactly the "
                    "rules of the conlleval script; 'none' prints no chunk table)")
@@ -964,12 +997,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "per-sentence table and summary")
     p.add_argument("--plot", metavar="FILE.png", help="flat models: write a plot of the "
                    "evaluation (see --plot-kind; needs the 'plot' extra)")
-    p.add_argument("--plot-kind", choices=["auto", "roc", "pr", "confusion"], default="auto",
+    p.add_argument("--plot-kind", choices=["auto", "roc", "pr", "confusion"],
                    help="what --plot draws: ROC or precision-recall curve (binary models "
                    "with decision values) or confusion matrix (default auto: ROC for "
                    "binary models, else the confusion matrix)")
-    p.add_argument("--max-queries", type=_int_at_least(0), default=20,
-                   help="ranking models: per-query rows to print (the mean covers all)")
+    p.add_argument("--max-queries", type=_int_at_least(0),
+                   help="ranking models: per-query rows to print (default 20; the mean "
+                   "covers all)")
     p.add_argument("--verbose", action="store_true", help="progress lines on standard error")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_evaluate)

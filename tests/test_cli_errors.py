@@ -224,3 +224,21 @@ def test_devices_are_refused_as_data_files(files):
                          preexec_fn=limit)
     assert out.returncode == cli.EXIT_DATA
     assert "is a device" in one_error_line(out.stderr, "predict")
+
+
+def test_evaluate_options_that_do_not_apply_are_refused(files):
+    assert run("train", "--model", "logistic", files / "flat.svm", "-o", files / "f.npz")[0] == 0
+    assert run("train", "--model", "ranksvm", files / "rank.svm", "-o", files / "r.npz")[0] == 0
+    (files / "both.conll").write_text("He PRP B-NP B-NP\n\n")
+    for argv in (["--max-queries", "3", files / "f.npz", files / "flat.svm"],
+                 ["--scheme", "IOB2", files / "r.npz", files / "rank.svm"],
+                 ["--evalb", files / "f.npz", files / "flat.svm"],
+                 ["--plot", files / "p.png", files / "r.npz", files / "rank.svm"],
+                 ["--plot-kind", "roc", files / "f.npz", files / "flat.svm"],
+                 ["--conll", files / "both.conll", "--max-queries", "3"],
+                 ["--conll", files / "both.conll", "--evalb"]):
+        code, out, err = run("evaluate", *argv)
+        assert code == cli.EXIT_USAGE and out == ""
+        one_error_line(err, "evaluate")
+    assert not (files / "p.png").exists()
+    assert run("evaluate", "--conll", files / "both.conll", "--scheme", "IOB2")[0] == 0
