@@ -493,12 +493,23 @@ def _tree_words(tree):
     return [w for w, t in tree.pos() if t != "-NONE-"]
 
 
+def _sentences_of_trees(trees, path):
+    """The words of each tree (without -NONE- elements); a tree with no word
+    is a data error (it cannot be parsed nor written back)."""
+    sentences = [_tree_words(t) for t in trees]
+    for k, words in enumerate(sentences):
+        if not words:
+            raise data_error("tree %d of %s has no words (only empty elements): there is "
+                             "nothing to parse" % (k + 1, path))
+    return sentences
+
+
 def _read_sentences(path):
     """Sentences of a tree file (its words without -NONE-) or of a text file
     (one tokenised sentence per line, blank lines skipped)."""
     text = _read_text(path)
     if text.lstrip().startswith("("):
-        return [_tree_words(t) for t in _read_trees(path)]
+        return _sentences_of_trees(_read_trees(path), path)
     # brackets in words as the Penn Treebank writes them, so that every parse
     # (and NOPARSE line) can be written, and read back, as a bracketed tree
     text = text.replace("(", "-LRB-").replace(")", "-RRB-")
@@ -765,7 +776,7 @@ def cmd_evaluate(args):
         from .metrics.parsing import parseval
         gold = _read_trees(args.input)
         t0 = time.perf_counter()
-        pred = model.predict([_tree_words(t) for t in gold])
+        pred, _ = _parse_all(model, _sentences_of_trees(gold, args.input))
         elapsed = time.perf_counter() - t0
         _progress(args, "parsed %d sentences in %.2fs" % (len(gold), elapsed))
         if args.evalb:

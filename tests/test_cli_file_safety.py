@@ -270,3 +270,16 @@ def test_parse_writes_brackets_in_words_as_the_treebank_does(work):
     trees = read_trees(work / "out.mrg")
     assert [t.leaves() for t in trees] == [["the", "-LRB-", "dog", "-RRB-"],
                                            ["f-LRB-x-RRB-", "slept"]]
+
+
+def test_parse_and_evaluate_trees_with_unknown_words_or_no_words(work):
+    gold = (work / "train.mrg").read_text().splitlines()[:3]
+    (work / "gold.mrg").write_text("\n".join(gold + ["(S (NP (NNP Zork)) (VP (VBD -)) (. 42))"]))
+    code, out, err = run("evaluate", work / "parser.npz", work / "gold.mrg")
+    assert code == 0, err
+    assert "4 sentences, 1 without parse" in out
+    (work / "empty.mrg").write_text("\n".join(gold + ["(S (-NONE- *T*))"]))
+    for argv in (["parse", work / "parser.npz", work / "empty.mrg", "-o", work / "old.txt"],
+                 ["evaluate", work / "parser.npz", work / "empty.mrg"]):
+        err = assert_failed_untouched(work, *argv, code=cli.EXIT_DATA)
+        assert "tree 4 of" in err and "no words" in err
