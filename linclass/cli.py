@@ -201,6 +201,15 @@ def _read_text(path, errors="strict"):
     except UnicodeDecodeError as exc:
         raise data_error("%s: cannot decode the file as UTF-8 (%s at byte %d)"
                          % (path, exc.reason, exc.start))
+    except (EOFError, OSError) as exc:
+        if not os.fspath(path).endswith((".gz", ".bz2")) or \
+                isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        raise data_error("%s: cannot decompress the file (%s)" % (path, exc))
+    except Exception as exc:
+        if type(exc).__module__ == "zlib":       # zlib.error
+            raise data_error("%s: cannot decompress the file (%s)" % (path, exc))
+        raise
 
 
 def _label_tokens(path):

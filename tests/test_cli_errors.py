@@ -242,3 +242,14 @@ def test_evaluate_options_that_do_not_apply_are_refused(files):
         one_error_line(err, "evaluate")
     assert not (files / "p.png").exists()
     assert run("evaluate", "--conll", files / "both.conll", "--scheme", "IOB2")[0] == 0
+
+
+def test_corrupt_compressed_inputs(files):
+    import gzip
+    (files / "trunc.txt.gz").write_bytes(gzip.compress(b"the dog\n" * 50)[:25])
+    (files / "plain.txt.gz").write_bytes(b"not compressed")
+    (files / "plain.txt.bz2").write_bytes(b"not compressed")
+    for name in ("trunc.txt.gz", "plain.txt.gz", "plain.txt.bz2"):
+        code, _, err = run("evaluate", "--conll", files / name)
+        assert code == cli.EXIT_DATA
+        assert "cannot decompress" in one_error_line(err, "evaluate")
