@@ -439,7 +439,9 @@ def write_conll(sentences, f, *, format="auto", sep=None, encoding="utf-8"):
     sentences : iterable of Sentence or of sequences of rows
         Plain lists of rows (tuples of strings) are accepted too.
     f : str, os.PathLike or file object
-        ``.gz`` / ``.bz2`` paths are compressed.
+        ``.gz`` / ``.bz2`` paths are compressed.  A path is replaced
+        atomically: the file is written beside it and renamed over it only
+        when complete (a failure leaves it as it was).
     format : {"auto", "conll", "conllu"}
         Only chooses the default separator; ``"auto"`` means CoNLL-U if the
         sentences come from a CoNLL-U file (10 named CoNLL-U columns, comments

@@ -388,6 +388,9 @@ def dump_svmlight_file(X, y, f, *, zero_based=True, comment=None, query_id=None,
         matrix (dense or sparse) when ``multilabel=True``; a multilabel line
         lists the columns where y is non-zero.
     f : str, path-like or binary file object
+        A path is replaced atomically: the file is written beside it and
+        renamed over it only when complete (a failure leaves it as it was).
+        A file object is written as is and not closed.
     zero_based : bool, default True
         Write column indices starting at 0 (True) or 1 (False).
     comment : str or bytes, optional
