@@ -238,7 +238,7 @@ CONTRACT_CASES = {
     "sample_weight": ["sw_complex", "sw_all_zero", "sw_negative", "sw_nan", "sw_inf"],
     "labels": ["y_nan_object", "y_none_object", "y_nan_float", "y_single_class",
                "y_continuous", "y_complex"],
-    "huge_values": ["huge_fit", "huge_predict", "huge_predict_sparse"],
+    "huge_values": ["huge_fit", "huge_fit_extreme", "huge_predict", "huge_predict_sparse"],
     "empty_sparse": ["empty_sparse_predict", "empty_sparse_fit"],
     "not_fitted": ["not_fitted"],
 }
@@ -322,6 +322,9 @@ def _contract_fit_case(name, case, model, X, y):
         return X, yb, kw
     if case == "huge_fit":
         return X * 1e300, y, kw
+    if case == "huge_fit_extreme":                 # sums of two values overflow
+        scaled = X / np.abs(X).max() * 1.7e308
+        return (scaled if name in NONNEGATIVE else scaled * np.sign(X - 0.5)), y, kw
     if case == "empty_sparse_fit":
         return sp.csr_matrix(X.shape), y, kw
     raise KeyError(case)

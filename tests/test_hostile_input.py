@@ -120,6 +120,7 @@ CONTRACT_GAPS_ELSEWHERE = {
     ("KernelRidge", "y_complex"): "kernels/",
     ("MultiClassSVM", "huge_predict"): "joint/",
     ("MultiClassSVM", "huge_predict_sparse"): "joint/",
+    ("RankSVM", "huge_fit_extreme"): "ranking/",
     ("RankSVM", "huge_predict"): "ranking/",
     ("RankSVM", "huge_predict_sparse"): "ranking/",
 }

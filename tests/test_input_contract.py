@@ -273,3 +273,42 @@ def test_every_method_raises_not_fitted_before_fit(name):
             getattr(model, method)(*args)
         assert "sample_weight" not in inspect.signature(getattr(model, method)).parameters \
             or method == "score"
+
+
+# ------------------------------------------------------------- termination --
+_ITERATIVE = {
+    "Perceptron": lambda m: linclass.Perceptron(max_iter=m, random_state=0),
+    "LinearSVC": lambda m: linclass.LinearSVC(max_iter=m),
+    "LinearSVCL1": lambda m: linclass.LinearSVC(max_iter=m, penalty="l1", dual=False),
+    "CrammerSingerSVC": lambda m: linclass.CrammerSingerSVC(max_iter=m),
+    "WestonWatkinsSVC": lambda m: linclass.WestonWatkinsSVC(max_iter=m),
+    "LassoClassifier": lambda m: linclass.LassoClassifier(max_iter=m),
+    "Lasso": lambda m: linclass.Lasso(max_iter=m),
+    "RidgeCG": lambda m: linclass.Ridge(solver="cg", max_iter=m),
+    "SGDClassifier": lambda m: linclass.SGDClassifier(max_iter=m, random_state=0),
+    "LogisticRegression": lambda m: linclass.LogisticRegression(max_iter=m),
+    "LogisticRegressionL1": lambda m: linclass.LogisticRegression(max_iter=m, penalty="l1"),
+    "MaxEnt": lambda m: linclass.MaxEnt(max_iter=m),
+    "MaxEntGIS": lambda m: linclass.MaxEnt(max_iter=m, algorithm="gis"),
+    "MixtureNB": lambda m: linclass.MixtureNB(max_iter=m, random_state=0),
+}
+
+
+def _separable():
+    rng = np.random.default_rng(0)
+    y = np.arange(30) % 2
+    return np.abs(rng.standard_normal((30, 3))) + 4.0 * y[:, None], y
+
+
+@pytest.mark.parametrize("name", sorted(_ITERATIVE))
+def test_iteration_budget_has_a_hard_cap(name):
+    """max_iter above MAX_ITER_CAP runs at most the cap (a ConvergenceWarning
+    names it) and never overflows a C int; -1 is refused naming max_iter."""
+    X, y = _separable()
+    with pytest.warns(linclass.exceptions.ConvergenceWarning, match="hard cap"):
+        model = _ITERATIVE[name](2 ** 40).fit(X, y)
+    assert np.all(np.asarray(getattr(model, "n_iter_", 0)) <= v.MAX_ITER_CAP)
+    assert np.isfinite(np.asarray(model.predict(X), dtype=float)).all()
+    with pytest.raises(ValueError, match="max_iter"):
+        _ITERATIVE[name](-1).fit(X, y)
+    assert v.iteration_budget(2 ** 40) == v.MAX_ITER_CAP and v.iteration_budget(7) == 7

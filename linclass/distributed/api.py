@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from .._validation import check_max_iter
 from .runner import DistributedError, Runner, import_dask
 from .partitions import label_counts, merge_label_counts, row_partitions
 
@@ -133,6 +134,7 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
     """
     start = time.perf_counter()
     info = {} if info is None else info
+    max_rounds = check_max_iter(estimator, max_rounds, "max_rounds")   # hard cap
     algorithm = _algorithm(estimator)
     import_dask()
     runner = Runner(_resolve_client(client))

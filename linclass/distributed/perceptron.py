@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from .._validation import iteration_budget
 from .._validation import draw_seed
 from .partitions import make_shard
 from .runner import partition_seed
@@ -86,7 +87,8 @@ def fit_perceptron(estimator, partitions, classes, runner, info, *, max_rounds=2
     seconds = []
     rounds = 0
     try:
-        for rounds in range(1, min(int(max_rounds), int(estimator.max_iter)) + 1):
+        n_rounds = min(iteration_budget(max_rounds), iteration_budget(estimator.max_iter))
+        for rounds in range(1, n_rounds + 1):
             start = time.perf_counter()
             weighted_W, visited, steps, mistakes = runner.map_reduce(
                 _epoch, shards, _add4, params, classes, W, U, n_seen, seed, rounds)

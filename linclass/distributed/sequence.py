@@ -39,6 +39,7 @@ import time
 
 import numpy as np
 
+from .._validation import iteration_budget
 from .._validation import draw_seed
 from .runner import partition_seed
 
@@ -226,7 +227,8 @@ def fit_tagger(estimator, X, y, runner, info, *, max_rounds=200):
         estimator.history_ = []
         seconds = []
         rounds = 0
-        for rounds in range(1, min(int(max_rounds), int(estimator.max_iter)) + 1):
+        n_rounds = min(iteration_budget(max_rounds), iteration_budget(estimator.max_iter))
+        for rounds in range(1, n_rounds + 1):
             start = time.perf_counter()
             results = runner.map(_epoch, shards, weights, state["counter"], seed, rounds,
                                  estimator.order, bool(estimator.shuffle))

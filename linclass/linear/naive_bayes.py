@@ -322,6 +322,10 @@ class MultinomialNB(_BaseDiscreteNB):
     def _update_parameters(self):
         counts = _feature_major(self.feature_count_)
         totals = counts.sum(axis=0)
+        if not np.isfinite(totals).all():           # one check of the (n_classes,) totals
+            raise ValueError("%s: the feature counts of a class overflow double precision "
+                             "(X holds values up to the largest double); scale the counts"
+                             % type(self).__name__)
         n_features = counts.shape[0]
         if self.m is None:
             with np.errstate(divide="ignore", invalid="ignore"):
