@@ -40,7 +40,7 @@ Warnings (such as features unknown to the model, which are ignored as
 LIBLINEAR does) print one line ``linclass COMMAND: warning: ...``; progress
 lines appear only with ``--verbose``, on standard error.
 
-Files
+Notes
 -----
 Every command reads all its inputs before it writes anything.  An output
 (``-o``, ``--plot``) that names one of the command's inputs is refused before
