@@ -285,11 +285,16 @@ def from_nltk_tree(nltk_tree):
         return nltk_tree
     label_of(nltk_tree)
     done = {}
+    open_nodes = set()          # ids of the nodes being built: the current node's ancestors
     stack = [(nltk_tree, False)]
     while stack:
         node, expanded = stack.pop()
         children = list(node)
+        if not expanded and id(node) in open_nodes:
+            raise ValueError("the tree contains itself (a node %r is its own descendant)"
+                             % (label_of(node),))
         if expanded:
+            open_nodes.discard(id(node))
             out = []
             for c in children:
                 if isinstance(c, str):
@@ -298,6 +303,7 @@ def from_nltk_tree(nltk_tree):
                     out.append(done[id(c)])
             done[id(node)] = Tree(label_of(node), out)
             continue
+        open_nodes.add(id(node))
         stack.append((node, True))
         for c in children:
             if not isinstance(c, str):
