@@ -13,10 +13,11 @@ import gc
 import gzip
 import io
 import os
+import stat
 
 from .._atomic import atomic_output
 
-__all__ = ["open_text", "read_text", "iter_lines", "source_name", "gc_paused"]
+__all__ = ["open_text", "read_text", "iter_lines", "source_name", "gc_paused", "refuse_device"]
 
 
 def source_name(f):
@@ -29,8 +30,32 @@ def source_name(f):
     return "<stream>"
 
 
+def refuse_device(path):
+    """Raise ``ValueError`` when ``path`` is a character or block device other
+    than a terminal: ``/dev/zero`` or ``/dev/urandom`` would be read without
+    end.  Regular files, pipes (``/dev/stdin`` of a pipeline) and terminals pass."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return                              # the open reports a missing file
+    if not (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        interactive = os.isatty(fd)
+    finally:
+        os.close(fd)
+    if not interactive:
+        raise ValueError("%s is a device, not a data file" % os.fspath(path))
+
+
 def _open_path(path, mode, encoding):
     path = os.fspath(path)
+    if mode == "r":
+        refuse_device(path)
     lower = path.lower()
     text_mode = mode + "t"
     if lower.endswith(".gz"):
@@ -130,6 +155,8 @@ def read_text(f, *, encoding="utf-8"):
         The display name of the source for error messages.
     """
     name = source_name(f)
+    if isinstance(f, (str, os.PathLike)):
+        refuse_device(f)
     try:
         with open_text(f, "r", encoding=encoding) as stream:
             text = stream.read()

@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from .._atomic import atomic_output
 from .._core import _svmlight
 from ..exceptions import DataFormatError
+from ._io import refuse_device
 
 __all__ = ["load_svmlight_file", "load_svmlight_files", "dump_svmlight_file"]
 
@@ -104,6 +105,7 @@ def _open_binary(f):
         path = os.fspath(f)
         if isinstance(path, bytes):
             path = os.fsdecode(path)
+        refuse_device(path)
         ext = os.path.splitext(path)[1]
         if ext == ".gz":
             return gzip.open(path, "rb"), True

@@ -118,3 +118,12 @@ def test_write_conll_to_a_missing_directory_raises_and_creates_nothing(tmp_path)
     with pytest.raises(FileNotFoundError):
         write_conll([[("He", "PRP")]], tmp_path / "missing" / "out.conll")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_readers_refuse_devices(device):
+    # /dev/zero would be read without end (and without bound on memory)
+    for reader in (read_conll, read_trees, load_svmlight_file):
+        with pytest.raises(ValueError, match="is a device"):
+            reader(device)
