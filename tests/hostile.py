@@ -65,7 +65,8 @@ MODELS = {
                             "random_state=0)",
     "PosteriorCombiner": "linclass.PosteriorCombiner([linclass.LogisticRegression(), "
                          "linclass.GaussianNB()])",
-    "ThresholdTuner": "linclass.ThresholdTuner(linclass.LogisticRegression(), cv=3, random_state=0)",
+    "ThresholdTuner": "linclass.ThresholdTuner(linclass.LogisticRegression(), cv=3, "
+                      "random_state=0)",
     "OneVsRestLogistic": "linclass.OneVsRestClassifier(linclass.LogisticRegression())",
     "OneVsRestSVC": "linclass.OneVsRestClassifier(linclass.SVC())",
     "OneVsOneSVC": "linclass.OneVsOneClassifier(linclass.SVC())",

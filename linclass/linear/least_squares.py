@@ -675,8 +675,8 @@ def fit_lasso(est, X, op, Yt, owner, finite_checked=True):
         prev = np.atleast_2d(prev)
         if prev.shape == (Yt.shape[1], X.shape[1]):
             W0 = prev
-    coef, results = solve_lasso(op, Yt, float(est.alpha), float(est.tol), iteration_budget(est.max_iter),
-                                W0, est.n_jobs, design=design)
+    coef, results = solve_lasso(op, Yt, float(est.alpha), float(est.tol),
+                                iteration_budget(est.max_iter), W0, est.n_jobs, design=design)
     est.n_iter_ = int(max(r[1] for r in results))
     if any(r[2] > r[3] for r in results):
         warnings.warn("%s: coordinate descent reached max_iter=%d with duality gap above "

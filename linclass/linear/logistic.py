@@ -987,14 +987,15 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             return _tron(objective, theta0, tol=self.tol, max_iter=iteration_budget(self.max_iter),
                          verbose=self.verbose)
         if solver == "newton":
-            return _newton(objective, theta0, tol=self.tol, max_iter=iteration_budget(self.max_iter),
-                           verbose=self.verbose)
+            return _newton(objective, theta0, tol=self.tol,
+                           max_iter=iteration_budget(self.max_iter), verbose=self.verbose)
         if l1:
             return self._fit_l1(objective, theta0)
         progress = lbfgs_progress("LogisticRegression", self.verbose)
         callback = None if progress is None else (
             lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
-        return lbfgs_minimize(objective.l2, theta0, gtol=self.tol, max_iter=iteration_budget(self.max_iter),
+        return lbfgs_minimize(objective.l2, theta0, gtol=self.tol,
+                              max_iter=iteration_budget(self.max_iter),
                               callback=callback, threads=getattr(objective, "threads", None),
                               max_abs=objective.grad_max_abs, fun_into=objective.l2_into)
 

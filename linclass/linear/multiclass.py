@@ -218,8 +218,8 @@ class CrammerSingerSVC(_MultiClassDualSVC):
             W_run = W
         result = _linear_svm.crammer_singer(
             **rows, n_samples=n_samples, n_features=n_features, y=codes, cost=cost,
-            bias=bias, W=W_run, alpha=alpha, tol=float(self.tol), max_iter=iteration_budget(self.max_iter),
-            seed=seed, shrinking=bool(self.shrinking))
+            bias=bias, W=W_run, alpha=alpha, tol=float(self.tol),
+            max_iter=iteration_budget(self.max_iter), seed=seed, shrinking=bool(self.shrinking))
         if order is not None:
             W[order] = W_run[:n_features]
             W[n_features] = W_run[n_features]
@@ -252,8 +252,8 @@ class WestonWatkinsSVC(_MultiClassDualSVC):
     def _run_kernel(self, rows, n_samples, n_features, codes, cost, bias, W, alpha, seed):
         return _linear_svm.weston_watkins(
             **rows, n_samples=n_samples, n_features=n_features, y=codes, cost=cost,
-            bias=bias, W=W, alpha=alpha, tol=float(self.tol), max_iter=iteration_budget(self.max_iter),
-            inner_sweeps=5, seed=seed)
+            bias=bias, W=W, alpha=alpha, tol=float(self.tol),
+            max_iter=iteration_budget(self.max_iter), inner_sweeps=5, seed=seed)
 
     @staticmethod
     def _dual_objective(W, alpha, codes):

@@ -183,7 +183,8 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         W_start = self._W.copy()
-        n_run, mistakes, log = self._run(X, codes, cost, iteration_budget(self.max_iter), True, bool(self.voted))
+        n_run, mistakes, log = self._run(X, codes, cost, iteration_budget(self.max_iter), True,
+                                         bool(self.voted))
         self.n_iter_ = int(n_run)
         self._publish()
         check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)

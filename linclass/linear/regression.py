@@ -307,8 +307,8 @@ def _lasso_path(X, y, alphas, n_alphas, eps, fit_intercept, sample_weight, tol, 
     gaps = np.zeros(len(alphas))
     w = np.zeros((1, X.shape[1]))
     for k, alpha in enumerate(alphas):
-        coef, results = solve_lasso(op, Yt, float(alpha), float(tol), iteration_budget(max_iter), w,
-                                    design=design)
+        coef, results = solve_lasso(op, Yt, float(alpha), float(tol),
+                                    iteration_budget(max_iter), w, design=design)
         w = coef.T
         coefs[:, k] = coef[:, 0]
         gaps[k] = results[0][2]

@@ -601,7 +601,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     def _fit_crammer_singer(self, X, y, sample_weight):
         from .multiclass import CrammerSingerSVC
         joint = CrammerSingerSVC(
-            C=self.C, tol=self.tol, max_iter=iteration_budget(self.max_iter), fit_intercept=self.fit_intercept,
+            C=self.C, tol=self.tol, max_iter=iteration_budget(self.max_iter),
+            fit_intercept=self.fit_intercept,
             intercept_scaling=self.intercept_scaling, class_weight=self.class_weight,
             random_state=self.random_state)
         joint.fit(X, y, sample_weight=sample_weight)
