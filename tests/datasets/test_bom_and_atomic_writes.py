@@ -120,10 +120,10 @@ def test_write_conll_to_a_missing_directory_raises_and_creates_nothing(tmp_path)
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
-@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
-def test_readers_refuse_devices(device):
-    # /dev/zero would be read without end (and without bound on memory)
+@pytest.mark.skipif(not os.path.exists(os.devnull), reason="needs a null device")
+def test_readers_refuse_devices():
+    # the check that keeps /dev/zero from being read without end (and without bound on
+    # memory), tried on the device that is harmless should it ever regress
     for reader in (read_conll, read_trees, load_svmlight_file):
         with pytest.raises(ValueError, match="is a device"):
-            reader(device)
+            reader(os.devnull)
