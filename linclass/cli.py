@@ -20,13 +20,12 @@ Exit status
 -----------
 0
     success;
-1
-    usage error: unknown option, model or parameter, an option that does
-    not apply to this model or task;
 2
-    data error: an input file that is missing, unreadable or malformed,
+    usage error (unknown option, model or parameter, a value out of range,
+    an option that does not apply to this model or task; argparse's status)
+    or data error (an input file that is missing, unreadable or malformed,
     labels/features the model cannot use, or an output file that cannot be
-    written (its directory is missing, it is a directory, it names an input);
+    written: its directory is missing, it is a directory, it names an input);
 3
     model file error: a model file that is missing, not a linclass model,
     corrupt, or not saved by ``linclass train``.
@@ -65,7 +64,7 @@ from ._atomic import atomic_output, refuse_overwriting_inputs
 from ._version import __version__
 from ._registry import MODELS, resolve
 
-EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_MODEL = 0, 1, 2, 3
+EXIT_OK, EXIT_USAGE, EXIT_DATA, EXIT_MODEL = 0, 2, 2, 3
 EXIT_BROKEN_PIPE = 141      # 128 + SIGPIPE, as a shell reports a command killed by it
 
 
@@ -903,8 +902,8 @@ def cmd_demo(args):
 # ---------------------------------------------------------------- parser ---
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors in one line, exiting with status 1 (argparse
-    uses 2, which linclass keeps for data errors)."""
+    """argparse with usage errors in one line, exiting with status 2 (as
+    argparse does)."""
 
     def error(self, message):
         self.exit(EXIT_USAGE, "%s: error: %s (see '%s --help')\n"
@@ -935,7 +934,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="linclass",
         description="Linear classifiers and structured predictors: F(x, y) = w . Phi(x, y).",
-        epilog="exit status: 0 ok, 1 usage error, 2 data error, 3 model file error",
+        epilog="exit status: 0 ok, 2 usage or data error, 3 model file error",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="linclass " + __version__)
     _add_debug(parser)
@@ -1039,7 +1038,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the ``linclass`` command with ``argv`` (default ``sys.argv[1:]``).
 
-    Returns the exit status (0 ok, 1 usage, 2 data, 3 model file; see the
+    Returns the exit status (0 ok, 2 usage or data, 3 model file; see the
     module docstring); argparse's own usage errors and ``--help`` raise
     ``SystemExit`` with status 1 and 0.
     """

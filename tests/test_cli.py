@@ -44,13 +44,13 @@ def test_train_predict_evaluate_sequence(conll_files, tmp_path, capsys):
 
 def test_bad_model_name_and_param(conll_files, tmp_path, capsys):
     train, _ = conll_files
-    assert main(["train", "--model", "nope", str(train), "-o", str(tmp_path / "m")]) == 1
+    assert main(["train", "--model", "nope", str(train), "-o", str(tmp_path / "m")]) == 2
     assert "unknown model 'nope'" in capsys.readouterr().err
     assert main(["train", "--model", "tagger", "-p", "oops", str(train),
-                 "-o", str(tmp_path / "m")]) == 1
+                 "-o", str(tmp_path / "m")]) == 2
     assert "name=value" in capsys.readouterr().err
     assert main(["train", "--model", "tagger", "-p", "nope=1", str(train),
-                 "-o", str(tmp_path / "m")]) == 1
+                 "-o", str(tmp_path / "m")]) == 2
     assert "unknown parameter(s) nope" in capsys.readouterr().err
 
 
@@ -159,7 +159,7 @@ def test_evaluate_plot_confusion_matrix_of_a_multiclass_model(tmp_path, capsys):
     drawn = plot_confusion_matrix(y, pred).axes[0].get_images()[0].get_array()
     np.testing.assert_array_equal(np.asarray(drawn), confusion_matrix(y, pred))
     assert main(["evaluate", str(out), str(path), "--plot", str(png), "--plot-kind",
-                 "roc"]) == 1
+                 "roc"]) == 2
     assert "binary model" in capsys.readouterr().err
 
 

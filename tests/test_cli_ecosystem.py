@@ -79,14 +79,14 @@ def test_exit_codes(flat, tmp_path, capsys):
     # 1: usage
     with pytest.raises(SystemExit) as exc:
         main(["predict", "--nope", m, test])
-    assert exc.value.code == 1
-    assert main(["train", "--model", "nope", str(d / "train.svm"), "-o", "x.npz"]) == 1
-    assert main(["train", "--model", "logistic", str(d / "train.svm")]) == 1     # no -o
-    assert main(["predict", "--proba", "--decision", m, test]) == 1
+    assert exc.value.code == 2
+    assert main(["train", "--model", "nope", str(d / "train.svm"), "-o", "x.npz"]) == 2
+    assert main(["train", "--model", "logistic", str(d / "train.svm")]) == 2     # no -o
+    assert main(["predict", "--proba", "--decision", m, test]) == 2
     svm = str(tmp_path / "svm.npz")
     assert main(["train", "--model", "linear-svc", str(d / "train.svm"), "-o", svm]) == 0
     capsys.readouterr()
-    assert main(["predict", "--proba", svm, test]) == 1
+    assert main(["predict", "--proba", svm, test]) == 2
     assert "probabilities" in capsys.readouterr().err
     # 2: data
     assert main(["predict", m, str(d / "missing.svm")]) == 2
@@ -119,7 +119,7 @@ def test_cross_validation_leave_one_out_matches_the_api(flat, tmp_path, capsys):
         model = linclass.LogisticRegression(C=0.5).fit(X[keep], y[keep])
         correct += int(model.predict(X[i:i + 1])[0] == y[i])
     assert printed.strip() == "Cross Validation Accuracy = %g%%" % (100.0 * correct / 30)
-    assert main(["train", "--model", "logistic", "-v", "1", str(tmp_path / "small.svm")]) == 1
+    assert main(["train", "--model", "logistic", "-v", "1", str(tmp_path / "small.svm")]) == 2
     assert main(["train", "--model", "ranksvm", "-v", "3", str(tmp_path / "small.svm")]) in (1, 2)
 
 
@@ -161,8 +161,8 @@ def test_with_gold_then_evaluate_conll_is_conlleval(conll):
     out2 = run(d, "evaluate", "chunker.npz", "test.conll")
     assert out.stdout in out2.stdout
     # usage: --proba on a sequence model; --conll with a model
-    assert main(["predict", "--proba", str(d / "chunker.npz"), str(d / "test.conll")]) == 1
-    assert main(["evaluate", "--conll", str(d / "both.conll"), str(d / "chunker.npz")]) == 1
+    assert main(["predict", "--proba", str(d / "chunker.npz"), str(d / "test.conll")]) == 2
+    assert main(["evaluate", "--conll", str(d / "both.conll"), str(d / "chunker.npz")]) == 2
 
 
 def test_verbose_progress_only_when_asked(conll):
