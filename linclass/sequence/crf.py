@@ -111,7 +111,7 @@ class SequenceFeaturesMixin:
 
     @staticmethod
     def _check_sentence_list(X, name="X"):
-        _check_sentences(X, name)
+        X = _check_sentences(X, name)
         for i, sent in enumerate(X):
             if isinstance(sent, dict):
                 raise ValueError("%s[%d] is a dict (a token?): %s must be a list of sentences, "
@@ -120,7 +120,7 @@ class SequenceFeaturesMixin:
         return X
 
     def _featurize(self, X, fit, name="X"):
-        self._check_sentence_list(X, name)
+        X = self._check_sentence_list(X, name)
         if self.features is not None:
             first = next((tok for sent in X for tok in sent), None)
             if isinstance(first, str):
@@ -304,7 +304,7 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
             best weights are kept.  Dev labels must occur in ``y``.
         """
         self._check_params()
-        self._check_sentence_list(X)
+        X = self._check_sentence_list(X)
         if (X_dev is None) != (y_dev is None):
             raise ValueError("give both X_dev and y_dev, or neither")
         classes, gold = _encode_label_sequences(y, X)
@@ -321,7 +321,7 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         batch = kernels.make_batch(Xf, offsets, table, gold)
         dev = None
         if X_dev is not None:
-            _check_sentences(X_dev, "X_dev")
+            X_dev = _check_sentences(X_dev, "X_dev")
             _, dev_gold = _encode_label_sequences(y_dev, X_dev, classes=classes)
             dXf, doff = self._featurize(X_dev, fit=False, name="X_dev")
             dev = (kernels.make_batch(dXf, doff, table), dev_gold)

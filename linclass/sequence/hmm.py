@@ -73,21 +73,28 @@ class HMM(BaseEstimator):
                 raise ValueError("%s must be a finite number > 0, got %r" % (name, v))
 
     def _words(self, X, name="X"):
-        _check_sentences(X, name)
+        X = _check_sentences(X, name)
         out = []
         for i, sent in enumerate(X):
             words = []
             for j, tok in enumerate(sent):
                 if not isinstance(tok, str):
-                    if isinstance(tok, (tuple, list)) and tok and isinstance(tok[0], str):
-                        tok = tok[0]
-                    else:
-                        raise ValueError("%s[%d][%d]: a token must be a word string or a tuple "
-                                         "whose first column is the word, got %r"
-                                         % (name, i, j, tok))
+                    tok = self._word_of(tok, name, i, j)
                 words.append(tok.lower() if self.lowercase else tok)
             out.append(words)
         return out
+
+    @staticmethod
+    def _word_of(tok, name, i, j):
+        """The word of a token that is not a ``str``: a tuple of columns whose
+        first is the word (a CoNLL row); anything else (a list, a number, None,
+        a nested sequence) is refused -- the vocabulary holds word strings,
+        and a number would silently meet its decimal string."""
+        if isinstance(tok, tuple) and tok and isinstance(tok[0], str):
+            return str(tok[0])
+        raise ValueError("%s[%d][%d]: a token must be a word string or a tuple whose first "
+                         "column is the word string, got %s %r"
+                         % (name, i, j, type(tok).__name__, tok))
 
     def _codes(self, words):
         """Word ids (-1: unknown) of every token and the sentence offsets."""

@@ -43,20 +43,31 @@ _SSVM_MIN_PASSES = 50       # trainer="ssvm": fewest BCFW passes allowed by max_
 
 
 def _check_sentences(X, name="X"):
+    """``X`` as a list of sentences, each a list of tokens (returned; callers
+    use it): tuples and numpy arrays (of strings, 1-D; or 2-D, one row of
+    columns per token, as tuples) become lists of Python objects
+    (``np.str_`` -> ``str``), so that they behave exactly like lists."""
+    if isinstance(X, np.ndarray) and X.ndim >= 1:
+        X = list(X)
     if isinstance(X, (str, bytes, dict)) or not hasattr(X, "__len__"):
         raise ValueError("%s must be a list of sentences (each a list of tokens), got %s"
                          % (name, type(X).__name__))
     if all(map(type.__instancecheck__, itertools.repeat(list), X)):
         return X                                       # the common case, at C speed
+    out = []
     for i, sent in enumerate(X):
-        if isinstance(sent, (str, bytes, dict)) or not hasattr(sent, "__len__"):
+        if isinstance(sent, np.ndarray) and sent.ndim in (1, 2):
+            sent = sent.tolist() if sent.ndim == 1 else [tuple(t) for t in sent.tolist()]
+        elif isinstance(sent, (str, bytes, dict)) or not hasattr(sent, "__len__") \
+                or isinstance(sent, np.ndarray):
             hint = ""
             if isinstance(sent, (str, dict)):
                 hint = ("; %s looks like one sentence (a list of tokens): pass [sentence], "
                         "or use predict_single(sentence)" % name)
             raise ValueError("%s must be a list of sentences, but %s[%d] is a %s, not a list "
                              "of tokens%s" % (name, name, i, type(sent).__name__, hint))
-    return X
+        out.append(sent if isinstance(sent, list) else list(sent))
+    return out
 
 
 def _check_not_one_sentence(X, n_columns):
@@ -104,7 +115,8 @@ def _encode_label_sequences(Y, X, classes=None, n_jobs=1):
     checked on the distinct labels only.
     """
     from .._core import _features
-    _check_sentences(Y, "Y")
+    Y = _check_sentences(Y, "Y")
+    X = _check_sentences(X)
     if len(Y) != len(X):
         raise ValueError("X has %d sentences but Y has %d" % (len(X), len(Y)))
     n_labels = np.fromiter(map(len, Y), dtype=np.int64, count=len(Y))
@@ -151,7 +163,7 @@ def _own_template_output(features, Xf):
 
 def _token_accuracy(pred, Y, name):
     """Token accuracy of predicted label sequences against ``Y`` (1.0 without tokens)."""
-    _check_sentences(Y, name)
+    Y = _check_sentences(Y, name)
     if len(Y) != len(pred):
         raise ValueError("X has %d sentences but %s has %d" % (len(pred), name, len(Y)))
     n_pred = np.fromiter(map(len, pred), dtype=np.int64, count=len(pred))
@@ -329,7 +341,7 @@ class SequenceTagger(BaseEstimator):
         return X
 
     def _featurize(self, X, fit, grow=False, featurizer=None):
-        _check_sentences(X)
+        X = _check_sentences(X)
         features = self.features_ if featurizer is None else featurizer
         columns = getattr(features, "columns", None)
         if features.template is not None and columns is not None:
@@ -354,7 +366,8 @@ class SequenceTagger(BaseEstimator):
     def fit(self, X, Y):
         """Train on sentences ``X`` (lists of tokens) with label sequences ``Y``."""
         self._check_params()
-        _check_sentences(X)
+        X = _check_sentences(X)
+        Y = _check_sentences(Y, "Y")
         if int(self.n_jobs) > 1:
             # the labels are encoded in a second thread while the template pass runs
             # its threads without the GIL: the thread starts when the GIL-bound part
@@ -421,7 +434,7 @@ class SequenceTagger(BaseEstimator):
         self._check_params()
         if self.trainer != "perceptron":
             raise ValueError("partial_fit is available with trainer='perceptron' only")
-        _check_sentences(X)
+        X = _check_sentences(X)
         _, gold = _encode_label_sequences(Y, X, classes=self.classes_, n_jobs=int(self.n_jobs))
         Xf, offsets = self._featurize(X, fit=False, grow=True)
         if getattr(self, "_train_state", None) is None:
