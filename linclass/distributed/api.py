@@ -163,6 +163,9 @@ def fit(estimator, X, y, *, sample_weight=None, client=None, info=None, max_roun
             raise ValueError("Unknown label type: continuous values in y (first %r); a "
                              "classifier needs discrete class labels"
                              % classes[classes != np.round(classes)][0])
+        if sample_weight is not None and not np.any(class_totals > 0):
+            raise ValueError("sample_weight: all weights are zero over all partitions; at "
+                             "least one sample must have a positive weight")
         if len(classes) < 2:
             raise ValueError("y has only one class (%r) over all partitions; this classifier "
                              "needs at least 2 classes to train"

@@ -357,7 +357,10 @@ def fit_maxent(estimator, X, y, sample_weight, runner, info):
     raw = _shards(X, y, sample_weight, runner)
     problems = []
     try:
-        labels = runner.map_reduce(_shard_labels, raw, merge_label_counts)[0]
+        labels, totals, _ = runner.map_reduce(_shard_labels, raw, merge_label_counts)
+        if sample_weight is not None and not np.any(np.asarray(totals) > 0):
+            raise ValueError("sample_weight: all weights are zero over all partitions; at "
+                             "least one sample must have a positive weight")
         classes = _global_classes(estimator, labels)
         kind, _, keys, width, _ = runner.map_reduce(_shard_vocabulary, raw, _merge_vocabulary,
                                                     params, classes)

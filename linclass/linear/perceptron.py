@@ -217,7 +217,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         if not first:
             check_n_features(X, self.n_features_in_, owner=self)
         classes, codes = encode_labels(y, classes)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = check_sample_weight(sample_weight, X.shape[0], allow_all_zero=True)
         cost = class_weight_per_sample(self.class_weight, classes, codes, sample_weight)
         if first or not hasattr(self, "_W"):
             self._init_state(len(classes), X.shape[1])

@@ -6,6 +6,7 @@ on integer counts; logistic regression's optimum; LinearSVC's primal objective).
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -278,3 +279,22 @@ def test_parameter_mixing_separates_separable_data_and_averages_all_updates():
     assert plain.score(X, y) == 1.0                 # the mixed weights separate the data
     with pytest.raises(ValueError, match="voted"):
         ld.fit(Perceptron(voted=True), _dask(X, (150, 150)), y)
+
+
+@pytest.mark.parametrize("make", [linclass.LogisticRegression, linclass.LinearSVC,
+                                  linclass.Perceptron, linclass.MultinomialNB, linclass.MaxEnt])
+def test_all_zero_sample_weight_over_all_partitions_raises(make):
+    """#35: all-zero weights name sample_weight (a partition of zero weights alone
+    is fine: the others carry the data)."""
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(0).random((40, 3))
+    y = np.arange(40) % 2
+    Xd, yd = da.from_array(X, chunks=(10, 3)), da.from_array(y, chunks=10)
+    with pytest.raises(ValueError, match="sample_weight"):
+        ld.fit(make(), Xd, yd, sample_weight=da.from_array(np.zeros(40), chunks=10))
+    w = np.zeros(40)
+    w[:20] = 1.0                                  # two partitions of zero weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ld.fit(make(), Xd, yd, sample_weight=da.from_array(w, chunks=10))
+    assert model.predict(X).shape == (40,)
