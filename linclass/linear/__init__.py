@@ -7,6 +7,12 @@ and regressors (``regression``), logistic regression (``logistic``), MaxEnt
 with feature functions (``maxent``), naive Bayes (``naive_bayes``), Gaussian naive
 Bayes (``gaussian_nb``) and the mixture (``mixture_nb``), and SGD on margin losses (``sgd``).
 
+Every iterative solver here stops after at most ``max_iter`` iterations (epochs,
+passes), and never after more than ``linclass._validation.MAX_ITER_CAP``
+(10**6): a larger ``max_iter`` runs to the cap with a ``ConvergenceWarning``;
+``max_iter=-1`` is refused (``ValueError``).  Weights, objectives or scores
+that become NaN or infinite raise a ``ValueError`` naming the model.
+
 May import: ``linclass._core``, ``linclass._validation``, ``linclass.base``,
 ``linclass.exceptions``, ``linclass.metrics``; helpers shared inside the
 family live in ``linear/_common.py``.  Nothing here imports a structured task.
