@@ -53,8 +53,10 @@ def map_threads(function, tasks, n_jobs):
 
 
 def dense_or_csr_matmul(X, M):
-    """``X @ M`` as a dense ndarray for dense or CSR ``X`` and dense ``M``."""
-    out = X @ M
+    """``X @ M`` as a dense ndarray for dense or CSR ``X`` and dense ``M`` (an
+    overflow is not warned about: callers check the scores, check_finite_output)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = X @ M
     return np.asarray(out)
 
 

@@ -1038,7 +1038,8 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         """Scores: ``X @ coef_.T + intercept_``; 1-D (log-odds of ``classes_[1]``) for
         two classes, else (n_samples, n_classes)."""
         X = self._check_X(X)
-        scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):      # checked just below
+            scores = np.asarray(X @ self.coef_.T) + self.intercept_
         check_finite_output(self, scores, X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
