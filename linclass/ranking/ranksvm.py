@@ -393,6 +393,11 @@ class RankSVM(BaseEstimator):
             raise ValueError("no query has two documents with different grades "
                              "(%d queries skipped); there is no preference to learn"
                              % layout.n_skipped)
+        # every document of a kept query has a pair, which weighs > 0 when the
+        # document does: no positive weight there would train a null model
+        if not (weights[layout.order] > 0).any():
+            raise ValueError("RankSVM: every document that takes part in a preference pair "
+                             "has sample_weight 0; there is no preference to learn")
         # numpy's threaded BLAS in the dense products would fight the caller's threads
         with single_threaded_blas():
             if solver == "newton":

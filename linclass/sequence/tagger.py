@@ -754,10 +754,28 @@ class SequenceTagger(BaseEstimator):
             raise ValueError("the feature extractor produces %r features (n_hash=%r) but the "
                              "weights have %d rows" % (width, n_hash, F))
 
-    def _decode_codes(self, Xf, offsets):
-        if Xf.shape[1] != self.emission_.shape[0]:
+    def _check_decodable(self, Xf):
+        """What the decoders index, checked before every decode (O(nnz), cheap
+        beside Viterbi): feature ids within the rows of ``emission_`` (the
+        template's own output skips ``check_array``), one weight column per
+        class, and the transition arrays' shapes (for state set by hand)."""
+        F, K = self.emission_.shape if getattr(self.emission_, "ndim", 0) == 2 else (-1, -1)
+        if Xf.shape[1] != F:
             raise ValueError("the feature extractor produced %d features but the weights "
-                             "have %d rows" % (Xf.shape[1], self.emission_.shape[0]))
+                             "have %d rows" % (Xf.shape[1], F))
+        if Xf.nnz and (int(Xf.indices.min()) < 0 or int(Xf.indices.max()) >= F):
+            raise ValueError("the feature extractor produced feature ids outside [0, %d): "
+                             "the model's state is inconsistent" % F)
+        if len(self.classes_) != K or self.order not in (1, 2) \
+                or np.shape(self.transitions_) != (K, K) or np.shape(self.start_) != (K,) \
+                or np.shape(self.stop_) != (K,) or np.shape(self.transitions2_) != (
+                    (K ** 3,) if self.order == 2 else np.shape(self.transitions2_)):
+            raise ValueError("the fitted weights do not agree with the %d classes (order=%r):"
+                             " the model's state is inconsistent" % (len(self.classes_),
+                                                                      self.order))
+
+    def _decode_codes(self, Xf, offsets):
+        self._check_decodable(Xf)
         n_sent = len(offsets) - 1
         out = np.zeros(Xf.shape[0], dtype=np.int32)
         scores = np.zeros(n_sent)
@@ -821,9 +839,7 @@ class SequenceTagger(BaseEstimator):
                 or not np.isfinite(temperature) or temperature <= 0:
             raise ValueError("temperature must be a finite number > 0, got %r" % (temperature,))
         Xf, offsets = self._featurize(X, fit=False)
-        if Xf.shape[1] != self.emission_.shape[0]:
-            raise ValueError("the feature extractor produced %d features but the weights "
-                             "have %d rows" % (Xf.shape[1], self.emission_.shape[0]))
+        self._check_decodable(Xf)
         inv_t = 1.0 / float(temperature)
         E = np.asarray(Xf @ self.emission_.astype(np.float64), dtype=np.float64) * inv_t
         trans2 = self.transitions2_.astype(np.float64) * inv_t if self.order == 2 else None
