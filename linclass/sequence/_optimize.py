@@ -11,7 +11,10 @@ would change sign become exactly zero.
 Stopping follows CRFsuite / liblbfgs: ``||pg|| / max(1, ||x||) < epsilon``,
 or the relative decrease of the objective over ``period`` iterations below
 ``delta``, or ``max_iterations`` iterations; a callback returning True stops
-early too.
+early too.  ``max_iterations=None`` still stops after
+``MAX_ITERATIONS_CAP`` iterations (reason ``"max_iterations (hard
+cap)"``), so that every call returns; a non-finite objective or gradient
+raises ``ValueError`` instead of iterating on NaN.
 
 Line search (as liblbfgs, which CRFsuite uses): for L-BFGS (``c1 = 0``) the
 Moré--Thuente search for a step satisfying the strong Wolfe conditions
@@ -34,7 +37,18 @@ models.  ICML.
 import numpy as np
 from scipy.linalg.blas import daxpy, ddot
 
-__all__ = ["minimize_owlqn", "pseudo_gradient"]
+__all__ = ["minimize_owlqn", "pseudo_gradient", "MAX_ITERATIONS_CAP"]
+
+#: iterations of ``minimize_owlqn`` when ``max_iterations`` is None
+MAX_ITERATIONS_CAP = 100_000
+
+
+def _check_finite_progress(F, pg_norm, k):
+    """NaN compares false against every stopping rule: refuse it at once."""
+    if not (np.isfinite(F) and np.isfinite(pg_norm)):
+        raise ValueError("the objective or its gradient became non-finite (NaN or infinity) "
+                         "at iteration %d: the data or the parameters overflow double "
+                         "precision" % k)
 
 
 def pseudo_gradient(x, g, c1):
@@ -215,7 +229,7 @@ def minimize_owlqn(fun, x0, *, c1=0.0, max_iterations=None, num_memories=6, epsi
     fun : callable ``x -> (f, g)``
     x0 : ndarray (float64), not modified
     c1 : float, default=0
-    max_iterations : int or None (no limit)
+    max_iterations : int or None (``MAX_ITERATIONS_CAP``)
     num_memories : int, default=6
     epsilon, period, delta : stopping rules (see the module docstring)
     max_linesearch : int, default=20
@@ -243,10 +257,13 @@ def minimize_owlqn(fun, x0, *, c1=0.0, max_iterations=None, num_memories=6, epsi
     history = [F]
     k = 0
     reason = "max_iterations"
+    if max_iterations is None:
+        max_iterations, reason = MAX_ITERATIONS_CAP, "max_iterations (hard cap)"
     pg_norm = np.linalg.norm(pg)
+    _check_finite_progress(F, pg_norm, 0)
     if pg_norm / max(1.0, np.linalg.norm(x)) < epsilon:
         return x, F, 0, "converged (gradient)"
-    while max_iterations is None or k < max_iterations:
+    while k < max_iterations:
         # two-loop recursion: d = -H pg (in place: BLAS axpy, no temporaries)
         q = -pg
         alphas = []
@@ -297,6 +314,7 @@ def minimize_owlqn(fun, x0, *, c1=0.0, max_iterations=None, num_memories=6, epsi
         k += 1
         history.append(F)
         pg_norm = np.linalg.norm(pg)
+        _check_finite_progress(F, pg_norm, k)
         if callback is not None and callback(k, x, F, pg_norm, step, n_evals):
             reason = "stopped by callback"
             break

@@ -31,6 +31,7 @@ fields.  http://www.chokkan.org/software/crfsuite/
 """
 import numbers
 import time
+import warnings
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from scipy.linalg.blas import daxpy, ddot
 
 from .. import _validation
 from ..base import BaseEstimator
-from ..exceptions import NotFittedError
+from ..exceptions import ConvergenceWarning, NotFittedError
 from . import _crf_kernels as kernels
 from ._optimize import minimize_owlqn
 from .tagger import (_check_features_param, _check_sentences, _encode_label_sequences,
@@ -155,7 +156,9 @@ class CRF(SequenceFeaturesMixin, BaseEstimator):
         L2 coefficient (``c2 * sum theta**2``; CRFsuite's convention).
     max_iterations : int or None, default=None
         Quasi-Newton iterations, or SGD epochs (None: until a stopping rule
-        holds; for ``l2sgd`` at most 1000 epochs, CRFsuite's default).
+        holds, with a hard cap of 100,000 quasi-Newton iterations and a
+        ConvergenceWarning when it is reached; for ``l2sgd`` at most 1000
+        epochs, CRFsuite's default).
     all_possible_states : bool, default=False
         Weights for every (attribute, label) pair; by default only for the
         pairs seen in training (CRFsuite's default).
@@ -397,7 +400,12 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         if dev is not None and best["theta"] is not None:
             theta = best["theta"]
         if not np.all(np.isfinite(theta)):
-            raise FloatingPointError("training diverged: non-finite weights")
+            raise ValueError("CRF: training diverged: non-finite weights (the feature values "
+                             "or c1/c2 overflow double precision)")
+        if reason == "max_iterations (hard cap)":
+            warnings.warn("CRF: L-BFGS stopped at the hard cap of %d iterations "
+                          "(max_iterations=None) before a stopping rule held"
+                          % n_iter, ConvergenceWarning)
         if self.verbose:
             print("stopped after %d iterations: %s" % (n_iter, reason))
         w, trans = unpack(theta)
@@ -473,8 +481,8 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
                 eta /= rate
             trials += 1
         if not np.isfinite(best_loss):
-            raise FloatingPointError("l2sgd calibration found no learning rate that lowers "
-                                     "the loss; lower calibration_eta")
+            raise ValueError("CRF: l2sgd calibration found no learning rate that lowers "
+                             "the loss; lower calibration_eta")
         self.learning_rate_ = best_eta
         t0 = max(1.0 / (lam * best_eta), 1.0 + 1e-6)
         w = np.zeros(table.n_state_features)
@@ -491,13 +499,13 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
             nll, t, scale, status = epoch(batch, w, trans, rng.permutation(N).astype(np.int64),
                                           t0, t, scale)
             if status != 0:
-                raise FloatingPointError("l2sgd diverged in epoch %d (forward-backward "
-                                         "overflowed); lower calibration_eta" % k)
+                raise ValueError("CRF: l2sgd diverged in epoch %d (forward-backward "
+                                 "overflowed); lower calibration_eta" % k)
             theta = theta_of(w, trans, scale)
             F = nll + c2 * theta.dot(theta)
             losses.append(F)
             if not np.isfinite(F):
-                raise FloatingPointError("l2sgd diverged in epoch %d (non-finite loss)" % k)
+                raise ValueError("CRF: l2sgd diverged in epoch %d (non-finite loss)" % k)
             if callback(k, theta, F, float("nan"), eta_now, N):
                 reason = "no dev improvement in %d epochs" % self.n_iter_no_change
                 break
