@@ -44,7 +44,7 @@ import scipy.sparse as sp
 
 from .._validation import (check_array, check_target, check_sample_weight, check_positive,
                            check_n_features, check_is_fitted, draw_seed, check_random_state,
-                           single_threaded_blas)
+                           single_threaded_blas, check_finite_fit)
 from ..base import BaseEstimator
 from ..exceptions import ConvergenceWarning
 
@@ -411,6 +411,7 @@ class RankSVM(BaseEstimator):
                                                                max_iter)
                 self.n_pairs_ = int(hi.shape[0])
                 objective = None
+        check_finite_fit(self, coef_=coef)
         self.coef_ = coef
         self.n_iter_ = int(n_iter)
         self.objective_ = (objective if objective is not None else
@@ -463,6 +464,7 @@ class RankSVM(BaseEstimator):
             coef, n_iter, converged = self._fit_dual_pairs(
                 X, pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64), weight,
                 max_iter)
+        check_finite_fit(self, coef_=coef)
         self.coef_ = coef
         self.n_iter_ = int(n_iter)
         self.n_pairs_ = int(pairs.shape[0])
@@ -622,7 +624,13 @@ class RankSVM(BaseEstimator):
         check_is_fitted(self, "coef_")
         X = check_array(X)
         check_n_features(X, self.n_features_in_, owner=self)
-        return np.asarray(X @ self.coef_).ravel()
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = np.asarray(X @ self.coef_).ravel()
+        if not np.isfinite(scores).all():
+            raise ValueError("RankSVM: the scores on this X are not finite (NaN or infinity): "
+                             "X holds values too large for double precision; scale the "
+                             "features as they were scaled for fit")
+        return scores
 
     def predict(self, X):
         """Same as :meth:`decision_function`: a ranking model predicts scores;
