@@ -446,13 +446,24 @@ def check_sample_weight(sample_weight, n_samples, *, allow_all_zero=False):
         raise ValueError("sample_weight must have shape (%d,), got %r"
                          % (n_samples, w.shape))
     check_finite_values(w, "sample_weight")
-    if n_samples and not w.min() > 0:           # one pass in the usual all-positive case
+    if not n_samples:
+        return w
+    if not w.min() > 0:                         # one pass in the usual all-positive case
         if (w < 0).any():
             raise ValueError("sample_weight has negative entries (first at %d)"
                              % np.flatnonzero(w < 0)[0])
         if not allow_all_zero and not w.any():
             raise ValueError("sample_weight: all %d weights are zero; at least one sample "
                              "must have a positive weight" % n_samples)
+    total = float(w.sum())
+    if not np.isfinite(total):
+        raise ValueError("sample_weight sums to infinity (weights up to %.3g): every "
+                         "weighted sum would overflow; divide the weights by a constant"
+                         % float(w.max()))
+    if 0.0 < total < np.finfo(np.float64).tiny and not allow_all_zero:
+        raise ValueError("sample_weight sums to %.3g, below the smallest normal double: "
+                         "the weights are too small to train on; multiply them by a "
+                         "constant" % total)
     return w
 
 

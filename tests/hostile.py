@@ -236,7 +236,8 @@ def run_case(name, case):
 CONTRACT_CASES = {
     "complex_X": ["complex_dense_fit", "complex_sparse_fit", "complex_dense_predict",
                   "complex_sparse_predict"],
-    "sample_weight": ["sw_complex", "sw_all_zero", "sw_negative", "sw_nan", "sw_inf"],
+    "sample_weight": ["sw_complex", "sw_all_zero", "sw_negative", "sw_nan", "sw_inf",
+                      "sw_huge", "sw_tiny"],
     "labels": ["y_nan_object", "y_none_object", "y_nan_float", "y_single_class",
                "y_continuous", "y_complex"],
     "huge_values": ["huge_fit", "huge_fit_extreme", "huge_predict", "huge_predict_sparse"],
@@ -297,6 +298,10 @@ def _contract_fit_case(name, case, model, X, y):
             w[2] = 1 + 1j
         elif case == "sw_all_zero":
             w[:] = 0.0
+        elif case == "sw_huge":                    # finite, but sums of weights overflow
+            w[:] = 1e308
+        elif case == "sw_tiny":                    # positive, but underflow in products
+            w[:] = 5e-324
         else:
             w[3] = {"sw_negative": -1.0, "sw_nan": np.nan, "sw_inf": np.inf}[case]
         return X, y, dict(sample_weight=w)
@@ -377,7 +382,8 @@ def _refused(exc, model, case):
     """A refusal is a ValueError/TypeError; for huge values it names the model."""
     if not isinstance(exc, (ValueError, TypeError)):
         return "error:%s:%s" % (type(exc).__name__, str(exc)[:80])
-    if case.startswith("huge") and not any(n in str(exc) for n in _names(model)):
+    names = _names(model) | ({"sample_weight"} if case.startswith("sw_") else set())
+    if case.startswith(("huge", "sw_huge")) and not any(n in str(exc) for n in names):
         return "unclear:%s" % str(exc)[:80]
     return "ok"
 
@@ -392,7 +398,7 @@ def run_contract_case(name, case):
     model = eval(MODELS[name], {"linclass": linclass})
     if case == "not_fitted":
         return _not_fitted_case(name, model, X, y)
-    accept = case.startswith("huge") or case.startswith("empty_sparse")
+    accept = case.startswith(("huge", "empty_sparse", "sw_huge", "sw_tiny"))
     if case.endswith("_predict") or case == "huge_predict_sparse":
         _fit(model, name, X, y)
         Xbad = _contract_predict_X(case, X, nonnegative=name in NONNEGATIVE)

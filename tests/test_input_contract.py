@@ -52,6 +52,8 @@ def test_complex_dense_matrix_is_refused():
     (np.array([1.0, -1.0, 1.0]), "negative"),
     (np.array([1.0, np.nan, 1.0]), "NaN"),
     (np.array([1.0, np.inf, 1.0]), "infinity"),
+    (np.full(3, 1e308), "sums to infinity"),
+    (np.full(3, 5e-324), "too small"),
     (1j, "real number"),
 ])
 def test_unusable_sample_weights_raise(weights, match):
