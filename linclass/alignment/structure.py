@@ -97,6 +97,25 @@ class SequencePair:
         return "SequencePair(len(a)=%d, len(b)=%d)" % (self.a.size, self.b.size)
 
 
+def _joined_characters(sequence, name):
+    """A sequence of one-character strings as one string; anything else as it is."""
+    if isinstance(sequence, np.ndarray):
+        if sequence.dtype.kind not in "UO" or sequence.ndim != 1:
+            return sequence
+        items = sequence.tolist()
+    elif isinstance(sequence, (list, tuple)):
+        items = sequence
+    else:
+        return sequence
+    if not items or not all(isinstance(c, str) for c in items):
+        return sequence
+    bad = next((k for k, c in enumerate(items) if len(c) != 1), None)
+    if bad is not None:
+        raise ValueError("%s is a sequence of strings, but item %d (%r) is not one "
+                         "character" % (name, bad, items[bad]))
+    return "".join(items)
+
+
 class AlignmentStructure(Structure):
     """Global or local pairwise alignment with affine gaps (see the module docs).
 
@@ -244,7 +263,11 @@ class AlignmentStructure(Structure):
         return np.ascontiguousarray(w)
 
     def encode(self, sequence, name="sequence"):
-        """int32 codes of a string (or a validated copy of a code array)."""
+        """int32 codes of a string (or a validated copy of a code array); a
+        list, tuple or numpy array of one-character strings is the string
+        they spell."""
+        if not isinstance(sequence, str):
+            sequence = _joined_characters(sequence, name)
         if isinstance(sequence, str):
             if sequence.isascii():
                 codes = self._ascii[np.frombuffer(sequence.encode("ascii"), dtype=np.uint8)]

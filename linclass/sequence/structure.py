@@ -182,6 +182,10 @@ class SequenceStructure(Structure):
         if y.ndim != 1 or len(y) != len(x):
             raise ValueError("label sequence of length %d for a sentence of %d tokens"
                              % (len(y), len(x)))
+        if len(y) and y.dtype.kind not in "iu":
+            raise ValueError("a label sequence must hold integer label codes in [0, %d), "
+                             "got dtype %s (encode string labels first)"
+                             % (self.n_labels, y.dtype))
         if len(y) and (y.min() < 0 or y.max() >= self.n_labels):
             raise ValueError("label codes must lie in [0, %d)" % self.n_labels)
 
