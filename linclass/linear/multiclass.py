@@ -139,7 +139,8 @@ class _MultiClassDualSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         else:
             self.coef_ = np.ascontiguousarray(W[:-1].T)
             self.intercept_ = bias * W[-1].copy()
-        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
+        check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_,
+                         dual_coef_=self.dual_coef_, dual_objective_=self.dual_objective_)
         if n_iter >= iteration_budget(self.max_iter) and violation > self.tol:
             warnings.warn("%s: reached max_iter=%d with KKT violation %.3g > tol=%g"
                           % (type(self).__name__, self.max_iter, violation, self.tol),

@@ -530,6 +530,8 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             self.dual_coef_ = alpha_all if fused else np.vstack([r[1] for r in results])
             self.dual_objective_ = np.array([svm_dual_objective(r[6], r[1], cost, self.loss)
                                              for r in results])
+            check_finite_fit(self, dual_coef_=self.dual_coef_,
+                             dual_objective_=self.dual_objective_)
             if not all(r[5] for r in results):
                 worst = max(r[3] for r in results if not r[5])
                 warnings.warn("LinearSVC: dual coordinate descent (and the primal Newton "
@@ -588,6 +590,7 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         check_finite_fit(self, coef_=self.coef_, intercept_=self.intercept_)
         self.n_iter_ = int(max(r[1] for r in results))
         self.objective_ = np.array([r[4] for r in results])
+        check_finite_fit(self, objective_=self.objective_)
         for name in ("dual_coef_", "dual_objective_", "_pegasos_steps"):
             self.__dict__.pop(name, None)
         if self.n_iter_ >= iteration_budget(self.max_iter):
