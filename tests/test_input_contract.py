@@ -10,6 +10,7 @@ import pathlib
 import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -314,3 +315,27 @@ def test_iteration_budget_has_a_hard_cap(name):
     with pytest.raises(ValueError, match="max_iter"):
         _ITERATIVE[name](-1).fit(X, y)
     assert v.iteration_budget(2 ** 40) == v.MAX_ITER_CAP and v.iteration_budget(7) == 7
+
+
+@pytest.mark.parametrize("expr", [
+    "LinearSVC(C=1e308)", "LinearSVC(C=1e308, loss='hinge')", "LinearSVC(C=1e-308)",
+    "LinearSVC(class_weight={0: 1e308})", "LinearSVC(C=1e308, penalty='l1', dual=False)",
+    "LogisticRegression(C=1e308)", "LogisticRegression(C=1e308, penalty='l1')",
+    "SGDClassifier(alpha=1e300, random_state=0)", "CrammerSingerSVC(C=1e308)",
+    "WestonWatkinsSVC(C=1e308)", "RidgeClassifier(alpha=1e-308)", "Lasso(alpha=1e300)",
+    "Perceptron(eta0=1e308)", "MultinomialNB(alpha=1e308)", "Ridge(alpha=1e-308)",
+])
+def test_extreme_parameters_give_a_finite_model_or_an_error_naming_it(expr):
+    """Regularisation near the limits of double precision: never NaN weights,
+    dual coefficients or objectives kept silently."""
+    X, y = hostile._data("LinearSVC")
+    model = eval("linclass." + expr, {"linclass": linclass})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y)
+    except ValueError as exc:
+        assert type(model).__name__ in str(exc)
+        return
+    assert hostile._finite_state(model)
+    assert hostile._finite_outputs(model, X)
