@@ -513,7 +513,8 @@ class SVC(KernelModelMixin, ClassifierMixin, BaseEstimator):
     def _to_dual_coef(self, problem_coef, sv_codes, n_classes):
         """Per-problem coefficients -> LIBSVM's dual_coef_ layout."""
         if n_classes == 2 or self.multi_class == "ovr":
-            return problem_coef
+            # C order, as load() gives it back: the same BLAS path, the same bits
+            return np.ascontiguousarray(problem_coef)
         dual = np.zeros((n_classes - 1, problem_coef.shape[1]))
         k = 0
         for i in range(n_classes):
