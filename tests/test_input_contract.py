@@ -339,3 +339,31 @@ def test_extreme_parameters_give_a_finite_model_or_an_error_naming_it(expr):
         return
     assert hostile._finite_state(model)
     assert hostile._finite_outputs(model, X)
+
+
+class _NaNPosteriors:
+    """A foreign classifier whose posteriors are NaN (a broken peer model)."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def fit(self, X, y, sample_weight=None):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        return np.full((np.shape(X)[0], len(self.classes_)), np.nan)
+
+    def predict(self, X):
+        return self.classes_[np.zeros(np.shape(X)[0], dtype=int)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda e: linclass.CostSensitiveClassifier(e), lambda e: linclass.RejectOption(e),
+    lambda e: linclass.PriorShiftClassifier(e, priors=[0.5, 0.5]),
+    lambda e: linclass.PosteriorCombiner([e, linclass.GaussianNB()])])
+def test_decision_wrappers_pass_no_nan_posteriors_on(make):
+    X = np.random.default_rng(0).random((20, 2))
+    y = np.arange(20) % 2
+    with pytest.raises(ValueError, match="_NaNPosteriors: the posteriors .* not finite"):
+        make(_NaNPosteriors()).fit(X, y).predict(X)

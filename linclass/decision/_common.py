@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_random_state
+from .._validation import check_finite_output, check_random_state
 from ..base import ClassifierMixin
 
 __all__ = ["clone_estimator", "check_estimator_protocol", "posteriors", "binary_scores",
@@ -51,6 +51,8 @@ def posteriors(estimator, X, classes=None):
     if P.ndim != 2:
         raise ValueError("predict_proba of %s returned shape %r, expected (n_samples, "
                          "n_classes)" % (type(estimator).__name__, P.shape))
+    # any estimator may be wrapped (scikit-learn's too): no NaN passes on silently
+    check_finite_output(estimator, P, X, "posteriors")
     if classes is None:
         return P
     cols = aligned_columns(estimator.classes_, classes)
@@ -72,9 +74,9 @@ def binary_scores(estimator, X, response="auto"):
         s = np.asarray(estimator.decision_function(X), dtype=np.float64)
         if s.ndim == 2:
             s = s[:, 1] - s[:, 0] if s.shape[1] == 2 else s[:, 0]
-        return s
+        return check_finite_output(estimator, s, X)
     P = np.asarray(estimator.predict_proba(X), dtype=np.float64)
-    return P[:, 1]
+    return check_finite_output(estimator, P[:, 1], X, "posteriors")
 
 
 def scores_matrix(estimator, X, n_classes, response="auto"):
@@ -88,7 +90,7 @@ def scores_matrix(estimator, X, n_classes, response="auto"):
     if S.ndim != 2 or S.shape[1] != n_classes:
         raise ValueError("the estimator's scores have shape %r, expected (n_samples, %d)"
                          % (S.shape, n_classes))
-    return S
+    return check_finite_output(estimator, S, X)
 
 
 def stratified_folds(codes, n_folds, random_state):
