@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_is_fitted
+from .._validation import check_finite_output, check_is_fitted
 from ..base import BaseEstimator
 from ._common import MetaClassifierMixin, check_estimator_protocol, clone_estimator
 
@@ -99,8 +99,10 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         self._check_params()
         if self.criterion == "posterior":
-            return np.asarray(self.estimator_.predict_proba(X), dtype=np.float64).max(axis=1)
+            P = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+            return check_finite_output(self.estimator_, P, X, "posteriors").max(axis=1)
         S = np.asarray(self.estimator_.decision_function(X), dtype=np.float64)
+        check_finite_output(self.estimator_, S, X)      # NaN >= threshold would reject
         if S.ndim == 1:
             return np.abs(S)
         top2 = np.sort(S, axis=1)[:, S.shape[1] - 2:]
