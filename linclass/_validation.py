@@ -345,7 +345,7 @@ def check_regression_target(y, n_samples=None, *, name="y"):
     arr = np.asarray(y)
     if arr.dtype.kind == "c" or (arr.dtype == object and any(
             isinstance(v, (complex, np.complexfloating)) for v in arr.ravel().tolist())):
-        raise ValueError("%s holds complex numbers; regression targets must be real" % name)
+        raise ValueError("%s holds complex numbers; the values must be real" % name)
     if arr.dtype == object and any(value is None for value in arr.ravel().tolist()):
         raise ValueError("%s contains None; regression targets must not be missing" % name)
     try:

@@ -3,7 +3,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_sample_weight
+from .._validation import check_sample_weight, check_target
 
 
 class UndefinedMetricWarning(UserWarning):
@@ -39,8 +39,7 @@ def _check_labels_1d(y, name):
                              "metrics need class labels"
                              % (name, y[np.flatnonzero(y != np.round(y))[0]]))
     elif y.dtype == object:
-        if any(v is None for v in y):
-            raise ValueError("%s contains None" % name)
+        check_target(y, name=name)          # the labels of one kind every model accepts
         kinds = {isinstance(v, str) for v in y}
         if len(kinds) > 1:
             raise ValueError("%s mixes strings and numbers" % name)
@@ -87,6 +86,8 @@ def _weights(sample_weight, n_samples):
 def _check_scores(scores, name, n_samples=None, ndim=(1,)):
     if scores is None:
         raise ValueError("%s is required (got None)" % name)
+    if np.asarray(scores).dtype.kind == "c":         # a cast would drop the imaginary part
+        raise ValueError("%s holds complex numbers; scores must be real" % name)
     try:
         arr = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):

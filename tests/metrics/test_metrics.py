@@ -512,3 +512,15 @@ def test_precision_recall_curve_matches_sklearn(seed):
         np.testing.assert_allclose(t, t_ref)
         assert M.average_precision_score(y, scores, **kwargs) == pytest.approx(
             sk.average_precision_score(y, scores, **kwargs))
+
+
+def test_labels_and_scores_of_one_kind():
+    """#35: NaN inside object labels never becomes a class; complex scores are
+    refused, not cast to their real part."""
+    from linclass.metrics import accuracy_score, roc_auc_score
+    with pytest.raises(ValueError, match="NaN"):
+        accuracy_score([0, 1], np.array([0.0, float("nan")], dtype=object))
+    with pytest.raises(ValueError, match="None"):
+        accuracy_score(np.array(["a", None], dtype=object), ["a", "b"])
+    with pytest.raises(ValueError, match="complex"):
+        roc_auc_score([0, 1, 0, 1], np.array([0.1, 0.2 + 1j, 0.3, 0.4]))
