@@ -8,8 +8,18 @@ through here first and comes out in one canonical form:
   ``indices``/``indptr``, sorted indices, no duplicates, finite values
   (``check_array(accept_unsorted=True)``, for kernels that do not rely on the
   order of a row's entries, keeps unsorted rows; never duplicates);
-* labels: int32 codes ``0..n_classes-1`` (see :func:`encode_labels`);
-* sample weights: float64, finite, non-negative, one per sample.
+* labels: of one kind (numbers or strings; no None, NaN or complex number,
+  :func:`check_target`), for a classifier at least two classes and no
+  continuous values (:func:`check_classification_target`, the one check every
+  classifier's ``fit`` runs), as int32 codes ``0..n_classes-1`` (see
+  :func:`encode_labels`);
+* sample weights: float64, real, finite, non-negative, one per sample, not
+  all zero, with a finite sum (:func:`check_sample_weight`);
+* complex numbers anywhere (dense or sparse ``X``, weights, labels) raise
+  rather than lose their imaginary part;
+* what comes out: scores that are NaN or infinite raise naming the model
+  (:func:`check_finite_output`, :func:`check_finite_fit`); iteration budgets
+  are capped (:data:`MAX_ITER_CAP`).
 
 No model re-implements these checks.
 """
