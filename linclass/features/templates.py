@@ -471,7 +471,11 @@ def _as_sentence_list(sentences):
     if all(map(isinstance, sentences, itertools.repeat((list, tuple)))):
         return sentences
     for i, sentence in enumerate(sentences):
-        if not isinstance(sentence, (list, tuple)):
+        if isinstance(sentence, np.ndarray) and sentence.ndim in (1, 2):
+            # numpy strings -> str (1-D: one token per item; 2-D: a row of columns)
+            sentences[i] = sentence.tolist() if sentence.ndim == 1 else \
+                [tuple(row) for row in sentence.tolist()]
+        elif not isinstance(sentence, (list, tuple)):
             raise ValueError("sentence %d must be a list of tokens, got %s"
                              % (i, type(sentence).__name__))
     return sentences
@@ -1027,6 +1031,32 @@ class FeatureTemplate(TransformerMixin, BaseEstimator):
         if isinstance(keys, np.ndarray) and keys.size:
             self._table = None
             self._get_table(self._compiled())
+        self._check_width()
+
+    def _check_width(self):
+        """``n_features_`` is the number of ids ``transform`` can produce (the
+        columns a model's weights have): ``n_hash``, the number of feature
+        keys, or of attributes; a smaller one lets ids index past the weights."""
+        n = vars(self).get("n_features_")
+        if n is None:
+            return
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError("n_features_ must be an integer >= 0, got %r" % (n,))
+        if self.n_hash is not None:
+            expected, what = int(self.n_hash), "n_hash"
+        elif self._compiled() is not None:
+            keys = vars(self).get("feature_keys_")
+            expected = 0 if keys is None else int(np.shape(keys)[0])
+            what = "the number of feature keys"
+        else:
+            expected, what = len(vars(self).get("attributes_", ())), "the number of attributes"
+        if n != expected:
+            raise ValueError("n_features_ = %d but %s is %d: the state is inconsistent"
+                             % (n, what, expected))
+        counts = vars(self).get("feature_counts_")
+        if self.n_hash is None and counts is not None and np.shape(counts) != (n,):
+            raise ValueError("feature_counts_ has shape %r, expected (%d,)"
+                             % (np.shape(counts), n))
 
     def _get_table(self, compiled):
         if getattr(self, "_table", None) is None:

@@ -647,6 +647,15 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
             raise ValueError("CRF state: the state table has %d attributes, the features %d"
                              % (self._table.n_attributes, self.features_.n_features_))
 
+    def _check_state(self):
+        """The feature extractor's own state agrees (its ids index the state
+        table checked in ``_set_state``); called by :func:`linclass.load`."""
+        super()._check_state()
+        features = vars(self).get("features_")
+        check = getattr(type(features), "_check_state", None)
+        if callable(check):
+            check(features)
+
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_table", None)

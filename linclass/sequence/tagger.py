@@ -748,6 +748,9 @@ class SequenceTagger(BaseEstimator):
                                   self.start_, self.stop_)}) != 1:
             raise ValueError("the weight arrays must share one dtype")
         features = self.features_
+        check = getattr(type(features), "_check_state", None)
+        if callable(check):                   # its width against its own vocabulary
+            check(features)
         width = getattr(features, "n_features_", None)
         n_hash = getattr(features, "n_hash", None)
         if width != F or (n_hash is not None and n_hash != width):
