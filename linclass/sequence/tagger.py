@@ -771,8 +771,8 @@ class SequenceTagger(BaseEstimator):
                              "the model's state is inconsistent" % F)
         if len(self.classes_) != K or self.order not in (1, 2) \
                 or np.shape(self.transitions_) != (K, K) or np.shape(self.start_) != (K,) \
-                or np.shape(self.stop_) != (K,) or np.shape(self.transitions2_) != (
-                    (K ** 3,) if self.order == 2 else np.shape(self.transitions2_)):
+                or np.shape(self.stop_) != (K,) or np.shape(self.transitions2_) not in (
+                    ((K ** 3,),) if self.order == 2 else ((K ** 3,), (0,))):
             raise ValueError("the fitted weights do not agree with the %d classes (order=%r):"
                              " the model's state is inconsistent" % (len(self.classes_),
                                                                       self.order))
