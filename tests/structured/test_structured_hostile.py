@@ -1,0 +1,51 @@
+"""Issue #35 for the generic structured learners on sequences: label
+sequences as tuples or numpy arrays work like lists; labels that are not
+integer codes are refused (a float code was truncated, a string crashed in
+numpy); NotFittedError before fit."""
+import numpy as np
+import pytest
+
+from linclass.exceptions import NotFittedError
+from linclass.sequence.structure import SentenceBatch, SequenceStructure
+from linclass.structured import StructuredPerceptron, StructuredSVM
+
+
+def _sentences(seed=0, n_sent=10, n_feat=6, n_labels=3):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 5, size=n_sent)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    n_tok = int(offsets[-1])
+    indices = rng.integers(0, n_feat, size=n_tok)
+    X = SentenceBatch(indices, np.ones(n_tok), np.arange(n_tok + 1), offsets)
+    return X, X.split(indices % n_labels)
+
+
+@pytest.mark.parametrize("learner", [
+    lambda s: StructuredPerceptron(s, max_iter=5, random_state=0),
+    lambda s: StructuredSVM(s, max_iter=30, random_state=0),
+], ids=["perceptron", "svm"])
+def test_label_sequences_as_tuples_or_arrays(learner):
+    X, Y = _sentences()
+    structure = SequenceStructure(6, 3)
+    expected = learner(structure).fit(X, [list(y) for y in Y]).coef_
+    for convert in (tuple, lambda y: np.asarray(y, dtype=np.int64),
+                    lambda y: np.asarray(y, dtype=np.int32)):
+        got = learner(structure).fit(X, [convert(y) for y in Y]).coef_
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("bad", [lambda y: np.asarray(y) + 0.5,
+                                 lambda y: np.array(["a"] * len(y))])
+def test_label_codes_must_be_integers(bad):
+    X, Y = _sentences()
+    Y = list(Y)
+    Y[3] = bad(Y[3])
+    with pytest.raises(ValueError, match="example 3.*integer label codes"):
+        StructuredPerceptron(SequenceStructure(6, 3), max_iter=2).fit(X, Y)
+
+
+@pytest.mark.parametrize("cls", [StructuredPerceptron, StructuredSVM])
+def test_not_fitted_error_before_fit(cls):
+    X, _ = _sentences()
+    with pytest.raises(NotFittedError):
+        cls(SequenceStructure(6, 3)).predict(X)
