@@ -274,11 +274,12 @@ def _check_label_types(y, name):
         raise ValueError("Mix of label input types (string and number) in %s: "
                          "labels must be all strings or all numbers" % name)
     if any(issubclass(t, (float, np.floating)) for t in types):
-        bad = [k for k, v in enumerate(values) if isinstance(v, (float, np.floating))
-               and not np.isfinite(v)]
-        if bad:
+        objects = np.asarray(values, dtype=object)
+        # NaN != NaN; comparisons run in numpy's object loop, not a Python one
+        bad = (objects != objects) | (objects == np.inf) | (objects == -np.inf)
+        if bad.any():
             raise ValueError("%s contains NaN or infinity (first at %d); labels must "
-                             "not be missing" % (name, bad[0]))
+                             "not be missing" % (name, np.flatnonzero(bad)[0]))
 
 
 def check_no_overflow(X, owner):
