@@ -33,7 +33,8 @@ kernel machines. NIPS 13.
 import numpy as np
 import scipy.linalg
 
-from .._validation import check_classification_target, check_is_fitted, check_sample_weight
+from .._validation import (check_classification_target, check_is_fitted,
+                           check_regression_target, check_sample_weight)
 from ..base import BaseEstimator, ClassifierMixin, RegressorMixin
 from .representer import RepresenterMixin, check_alpha
 
@@ -136,14 +137,8 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
         """Solve for the dual coefficients (returns self)."""
         X = self._check_X(X, at_fit=True)
         n = self._n_rows(X)
-        if y is None:
-            raise ValueError("KernelRidge requires y to be passed, but the target y is None")
-        try:
-            Y = np.asarray(y, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("y must be numeric for regression") from None
-        if not np.isfinite(Y).all():
-            raise ValueError("y contains NaN or infinity")
+        # the shared check: real numbers only (complex, None, NaN, infinity raise)
+        Y = check_regression_target(y, n)
         if Y.ndim not in (1, 2) or Y.shape[0] != n:
             raise ValueError("y must have shape (n_samples,) or (n_samples, n_targets) with "
                              "n_samples = %d, got %r" % (n, Y.shape))

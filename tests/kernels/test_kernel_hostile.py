@@ -222,3 +222,12 @@ def test_not_fitted_error_before_fit(make):
         args = (X, [0, 1]) if method == "score" else (X,)
         with pytest.raises(NotFittedError):
             getattr(model, method)(*args)
+
+
+@pytest.mark.parametrize("y, message", [(np.arange(30) + 1j, "complex"),
+                                        ([1.0] * 29 + [None], "None"),
+                                        ([1.0] * 29 + [np.nan], "NaN")])
+def test_kernel_ridge_targets_are_real_numbers(y, message):
+    X, _ = _data()
+    with pytest.raises(ValueError, match=message):
+        KernelRidge().fit(X, y)
