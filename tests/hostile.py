@@ -19,7 +19,11 @@ Outcomes of a case:
     any other exception type (an internal error leaking out).
 
 Run as a script (``python tests/hostile.py``) to print the counts per
-estimator and per case, as the reliability issue (#17) tabulates them.
+estimator and per case, as the reliability issue (#17) tabulates them;
+``python tests/hostile.py --contract [GROUP[,GROUP...]|all] [MODEL...]`` runs
+the input-contract classes of #35 (:data:`CONTRACT_CASES`: complex X, sample
+weights, labels, huge values, empty sparse input, use before fit), one case
+generator per class over every flat estimator of :data:`MODELS`.
 """
 import json
 import os
