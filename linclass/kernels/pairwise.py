@@ -285,8 +285,9 @@ class KernelModelMixin:
 
     def _get_state(self):
         state = super()._get_state()
-        state["sv_sq_norms_"] = self._sv_sq_norms
-        state["gamma_"] = self._gamma
+        if "_gamma" in vars(self):           # fitted (an unfitted model saves as well)
+            state["sv_sq_norms_"] = self._sv_sq_norms
+            state["gamma_"] = self._gamma
         return state
 
     def _set_state(self, state):

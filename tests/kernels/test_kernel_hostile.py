@@ -231,3 +231,17 @@ def test_kernel_ridge_targets_are_real_numbers(y, message):
     X, _ = _data()
     with pytest.raises(ValueError, match=message):
         KernelRidge().fit(X, y)
+
+
+@pytest.mark.parametrize("make", [lambda: SVC(C=2.0), lambda: KernelPerceptron(max_iter=3)],
+                         ids=["SVC", "KernelPerceptron"])
+def test_unfitted_kernel_models_save_and_load(make, tmp_path):
+    """A meta-estimator saves its unfitted template (CalibratedClassifier(SVC()))."""
+    path = tmp_path / "unfitted.npz"
+    make().save(path)
+    loaded = linclass.load(path)
+    assert loaded.get_params() == make().get_params()
+    with pytest.raises(NotFittedError):
+        loaded.predict(np.ones((2, 4)))
+    X, y = _data()
+    np.testing.assert_array_equal(loaded.fit(X, y).predict(X), make().fit(X, y).predict(X))
