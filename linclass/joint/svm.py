@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import (check_array, check_classification_target, check_finite_fit,
+                           check_finite_output,
                            check_is_fitted, check_n_features, check_positive,
                            check_sample_weight, check_target, encode_labels)
 from ..base import BaseEstimator, ClassifierMixin
@@ -228,7 +229,9 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = check_array(X)
         check_n_features(X, self.n_features_in_, owner=self)
-        return np.asarray(X @ self.coef_.T) + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        return check_finite_output(self, scores, X)     # overflow: an error naming the model
 
     def predict(self, X):
         """Highest-scoring class of each sample."""

@@ -320,6 +320,7 @@ class KernelModelMixin:
         if n_sv and (support.min() < 0 or support.max() >= shape_fit[0]):
             raise ValueError("support_ indexes outside the %d training samples" % shape_fit[0])
         check_state_array(self.dual_coef_, "dual_coef_", (self._n_dual_rows(), n_sv))
+        self._check_finite_state()
         if self.kernel == "precomputed":
             return
         sv = self.support_vectors_
@@ -332,6 +333,19 @@ class KernelModelMixin:
             check_state_array(sv, "support_vectors_", (n_sv, self.n_features_in_))
         if self._sv_sq_norms is not None:
             check_state_array(self._sv_sq_norms, "sv_sq_norms_", (n_sv,))
+
+    def _check_finite_state(self):
+        """NaN or infinity in a fitted array would only surface as non-finite
+        decision values: refuse them at load."""
+        sv = self.support_vectors_
+        arrays = {"dual_coef_": self.dual_coef_, "intercept_": vars(self).get("intercept_"),
+                  "probA_": vars(self).get("probA_"), "probB_": vars(self).get("probB_"),
+                  "sv_sq_norms_": self._sv_sq_norms,
+                  "support_vectors_": sv.data if sp.issparse(sv) else sv}
+        for name, value in arrays.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f" \
+                    and not np.isfinite(value).all():
+                raise ValueError("%s must be finite (it holds NaN or infinity)" % name)
 
     def _n_dual_rows(self):
         """Rows of ``dual_coef_`` for the fitted classes."""
