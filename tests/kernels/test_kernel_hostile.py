@@ -245,3 +245,29 @@ def test_unfitted_kernel_models_save_and_load(make, tmp_path):
         loaded.predict(np.ones((2, 4)))
     X, y = _data()
     np.testing.assert_array_equal(loaded.fit(X, y).predict(X), make().fit(X, y).predict(X))
+
+
+def test_multiclass_svm_overflowing_scores_raise_naming_the_model():
+    X, y = _data()
+    model = MultiClassSVM(max_iter=20, random_state=0).fit(X, y)
+    huge = np.where(np.arange(X.size).reshape(X.shape) % 2, 1e308, -1.7e308)
+    for Z in (huge, sp.csr_matrix(huge)):
+        with pytest.raises(ValueError, match="MultiClassSVM"):
+            model.decision_function(Z)
+
+
+@pytest.mark.parametrize("attribute", ["dual_coef_", "intercept_", "support_vectors_"])
+@pytest.mark.parametrize("make", [lambda: SVC(kernel="rbf"),
+                                  lambda: KernelPerceptron(kernel="rbf", random_state=0)],
+                         ids=["SVC", "KernelPerceptron"])
+def test_state_check_refuses_non_finite_fitted_arrays(make, attribute):
+    X, y = _data()
+    model = make().fit(X, y)
+    if attribute not in vars(model):
+        pytest.skip("%s has no %s" % (type(model).__name__, attribute))
+    model._check_state()
+    value = getattr(model, attribute).copy()
+    value.flat[0] = np.nan
+    setattr(model, attribute, value)
+    with pytest.raises(ValueError, match=attribute + " must be finite"):
+        model._check_state()
