@@ -256,15 +256,16 @@ def test_multiclass_svm_overflowing_scores_raise_naming_the_model():
             model.decision_function(Z)
 
 
-@pytest.mark.parametrize("attribute", ["dual_coef_", "intercept_", "support_vectors_"])
-@pytest.mark.parametrize("make", [lambda: SVC(kernel="rbf"),
-                                  lambda: KernelPerceptron(kernel="rbf", random_state=0)],
-                         ids=["SVC", "KernelPerceptron"])
+@pytest.mark.parametrize("make, attribute", [
+    (lambda: SVC(kernel="rbf"), "dual_coef_"),
+    (lambda: SVC(kernel="rbf"), "intercept_"),
+    (lambda: SVC(kernel="rbf"), "support_vectors_"),
+    (lambda: KernelPerceptron(kernel="rbf", random_state=0), "dual_coef_"),
+    (lambda: KernelPerceptron(kernel="rbf", random_state=0), "support_vectors_"),
+], ids=["SVC-dual", "SVC-intercept", "SVC-sv", "KernelPerceptron-dual", "KernelPerceptron-sv"])
 def test_state_check_refuses_non_finite_fitted_arrays(make, attribute):
     X, y = _data()
     model = make().fit(X, y)
-    if attribute not in vars(model):
-        pytest.skip("%s has no %s" % (type(model).__name__, attribute))
     model._check_state()
     value = getattr(model, attribute).copy()
     value.flat[0] = np.nan
