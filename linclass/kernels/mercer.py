@@ -26,12 +26,15 @@ seeding", SODA (the landmark seeding); Zhang, Tsang & Kwok (2008),
 (clustered landmarks).
 """
 
+import numbers
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
 from .._validation import check_X
-from .._validation import check_is_fitted, check_positive, check_random_state
+from .._validation import (check_is_fitted, check_positive, check_random_state,
+                           check_state_array)
 from ..base import BaseEstimator, TransformerMixin
 
 __all__ = ["MercerMap", "kernel_matrix", "MERCER_KERNELS"]
@@ -226,6 +229,34 @@ class MercerMap(TransformerMixin, BaseEstimator):
         C = _kernel(X, self.landmarks_, self.kernel, float(gamma), self.degree, self.coef0,
                     owner=self)
         return C @ self.projection_
+
+    def _check_state(self):
+        """The landmarks, their eigen-directions and the map agree and are
+        finite (called by :func:`linclass.load`, after the generic checks)."""
+        super()._check_state()
+        if "projection_" not in vars(self):        # not fitted: nothing to check
+            return
+        from .pairwise import check_finite_rows
+        n_components = self.n_components_
+        if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) \
+                or n_components < 1:
+            raise ValueError("n_components_ must be an integer >= 1, got %r" % (n_components,))
+        projection = check_state_array(self.projection_, "projection_", (None, n_components))
+        m = projection.shape[0]
+        check_state_array(self.eigenvalues_, "eigenvalues_", (n_components,))
+        check_state_array(self.landmark_indices_, "landmark_indices_", (m,), kinds="iu")
+        landmarks = self.landmarks_
+        if sp.issparse(landmarks):
+            if landmarks.shape != (m, self.n_features_in_):
+                raise ValueError("landmarks_ has shape %r, expected %r"
+                                 % (landmarks.shape, (m, self.n_features_in_)))
+            self.landmarks_ = landmarks = check_X(landmarks, "landmarks_")
+        else:
+            check_state_array(landmarks, "landmarks_", (m, self.n_features_in_))
+        check_finite_rows(landmarks, "landmarks_")
+        for name in ("projection_", "eigenvalues_"):
+            if not np.isfinite(getattr(self, name)).all():
+                raise ValueError("%s must be finite (it holds NaN or infinity)" % name)
 
     def get_feature_names_out(self, input_features=None):
         """Names of the output columns: ``mercermap0``, ``mercermap1``, ...

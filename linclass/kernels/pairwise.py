@@ -175,6 +175,23 @@ def _kernel_values(X, Y, kernel, *, gamma, coef0, degree, X_sq_norms, Y_sq_norms
                         gamma=gamma, coef0=coef0, degree=degree)
 
 
+def check_finite_rows(X, name):
+    """Fitted rows a kernel will read (support vectors, landmarks, a training
+    basis) hold finite values whose squared row norms are finite too: NaN or
+    values near the largest double would only surface as non-finite kernel
+    values at predict (for ``_check_state``, which ``load`` always runs)."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.dtype.kind != "f" or not values.size:
+        return
+    if not np.isfinite(values).all():
+        raise ValueError("%s must be finite (it holds NaN or infinity)" % name)
+    with np.errstate(over="ignore"):
+        total = float(np.dot(values.reshape(-1), values.reshape(-1)))
+    if not np.isfinite(total):
+        raise ValueError("%s holds values up to %.3g in magnitude, so kernel values would "
+                         "overflow" % (name, float(np.abs(values).max())))
+
+
 def call_kernel(kernel, X, Y, params=None):
     """Evaluate a user callable ``kernel(X, Y, **params)`` and check its result."""
     K = kernel(X, Y, **(params or {}))
@@ -340,12 +357,12 @@ class KernelModelMixin:
         sv = self.support_vectors_
         arrays = {"dual_coef_": self.dual_coef_, "intercept_": vars(self).get("intercept_"),
                   "probA_": vars(self).get("probA_"), "probB_": vars(self).get("probB_"),
-                  "sv_sq_norms_": self._sv_sq_norms,
-                  "support_vectors_": sv.data if sp.issparse(sv) else sv}
+                  "sv_sq_norms_": self._sv_sq_norms}
         for name, value in arrays.items():
             if isinstance(value, np.ndarray) and value.dtype.kind == "f" \
                     and not np.isfinite(value).all():
                 raise ValueError("%s must be finite (it holds NaN or infinity)" % name)
+        check_finite_rows(sv, "support_vectors_")      # empty for a precomputed kernel
 
     def _n_dual_rows(self):
         """Rows of ``dual_coef_`` for the fitted classes."""

@@ -26,8 +26,8 @@ import scipy.sparse as sp
 from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
                            check_state_array)
 from .mercer import MercerMap
-from .pairwise import (call_kernel, check_coef0, check_degree, check_gamma, check_kernel_name,
-                       pairwise_kernels_for)
+from .pairwise import (call_kernel, check_coef0, check_degree, check_finite_rows, check_gamma,
+                       check_kernel_name, pairwise_kernels_for)
 
 __all__ = ["RepresenterMixin"]
 
@@ -170,8 +170,7 @@ class RepresenterMixin:
                 self.X_fit_ = check_array(X_fit)
             else:
                 check_state_array(X_fit, "X_fit_", (None, self.n_features_in_))
-                if not np.isfinite(X_fit).all():
-                    raise ValueError("X_fit_ must be finite")
+            check_finite_rows(X_fit, "X_fit_")
             n_basis = X_fit.shape[0]
         if n_basis == 0:
             raise ValueError("the model has an empty basis (X_fit_)")
@@ -183,6 +182,10 @@ class RepresenterMixin:
         check_state_array(dual, "dual_coef_", shape)
         if "intercept_" in vars(self):
             check_state_array(self.intercept_, "intercept_", (n_outputs,))
+        for name in ("dual_coef_", "intercept_"):
+            value = vars(self).get(name)
+            if isinstance(value, np.ndarray) and not np.isfinite(value).all():
+                raise ValueError("%s must be finite (it holds NaN or infinity)" % name)
 
     def _n_outputs(self):
         """Columns of ``dual_coef_``: 1 (stored 1-D) for two classes, else one per

@@ -272,3 +272,25 @@ def test_state_check_refuses_non_finite_fitted_arrays(make, attribute):
     setattr(model, attribute, value)
     with pytest.raises(ValueError, match=attribute + " must be finite"):
         model._check_state()
+
+
+@pytest.mark.parametrize("make, attribute, value", [
+    (lambda: MercerMap(n_landmarks=10, random_state=0), "landmarks_", np.nan),
+    (lambda: MercerMap(n_landmarks=10, random_state=0), "landmarks_", 1e300),
+    (lambda: MercerMap(n_landmarks=10, random_state=0), "projection_", np.inf),
+    (lambda: KernelRidgeClassifier(kernel="rbf"), "X_fit_", 1e300),
+    (lambda: KernelRidgeClassifier(kernel="rbf"), "dual_coef_", np.nan),
+    (lambda: SVC(kernel="rbf"), "support_vectors_", -1e300),
+], ids=["mercer-nan", "mercer-huge", "mercer-projection", "ridge-huge-basis",
+        "ridge-nan-coef", "svc-huge-sv"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_state_check_refuses_what_would_overflow_at_predict(make, attribute, value, sparse,
+                                                             tmp_path):
+    X, y = _data()
+    model = make().fit(sp.csr_matrix(X) if sparse else X, y)
+    model._check_state()
+    array = getattr(model, attribute).copy()
+    (array.data if sp.issparse(array) else array.reshape(-1))[0] = value
+    setattr(model, attribute, array)
+    with pytest.raises(ValueError, match=attribute):
+        model._check_state()
