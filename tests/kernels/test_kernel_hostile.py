@@ -233,7 +233,8 @@ def test_kernel_ridge_targets_are_real_numbers(y, message):
         KernelRidge().fit(X, y)
 
 
-@pytest.mark.parametrize("make", [lambda: SVC(C=2.0), lambda: KernelPerceptron(max_iter=3, random_state=0)],
+@pytest.mark.parametrize("make", [lambda: SVC(C=2.0),
+                                  lambda: KernelPerceptron(max_iter=3, random_state=0)],
                          ids=["SVC", "KernelPerceptron"])
 def test_unfitted_kernel_models_save_and_load(make, tmp_path):
     """A meta-estimator saves its unfitted template (CalibratedClassifier(SVC()))."""
