@@ -113,19 +113,6 @@ def test_estimator_refuses_hostile_input_without_crashing(estimator_outcomes, na
 
 
 # ------------------------------------ the input contract (#35), by class --
-#: (model, case) -> owner: failures of models outside the flat linear family,
-#: fixed by their own changes; the test reports them as xfail until then
-#: (and passes once they are fixed: nothing to edit here).
-CONTRACT_GAPS_ELSEWHERE = {
-    ("KernelRidge", "y_complex"): "kernels/",
-    ("MultiClassSVM", "huge_predict"): "joint/",
-    ("MultiClassSVM", "huge_predict_sparse"): "joint/",
-    ("RankSVM", "huge_fit_extreme"): "ranking/",
-    ("RankSVM", "huge_predict"): "ranking/",
-    ("RankSVM", "huge_predict_sparse"): "ranking/",
-}
-
-
 @pytest.fixture(scope="module")
 def contract_outcomes():
     """{group: {(model, case): outcome}}: each class of cases in a child
@@ -145,9 +132,6 @@ def test_every_flat_estimator_keeps_the_input_contract(contract_outcomes, name, 
     outcomes = contract_outcomes[group]
     assert {case for (n, case) in outcomes if n == name} == set(hostile.CONTRACT_CASES[group])
     bad = {case: out for (n, case), out in outcomes.items() if n == name and out != "ok"}
-    elsewhere = {case for case in bad if (name, case) in CONTRACT_GAPS_ELSEWHERE}
-    if bad and set(bad) == elsewhere:
-        pytest.xfail("owned by %s: %s" % (CONTRACT_GAPS_ELSEWHERE[name, sorted(bad)[0]], bad))
     assert not bad, bad
 
 
@@ -212,13 +196,6 @@ def test_mutated_model_files_never_crash(tmp_path):
     crashes = {c: o for c, o in outcomes.items() if o.startswith("crash")}
     assert not crashes, crashes
     bad = {c: o for c, o in outcomes.items() if o != "ok"}
-    # a NaN written into a kernel model's fitted arrays loads, and predict then
-    # refuses it ("kernel values are not finite"): the load-time state check of
-    # kernels/ should refuse it first (owned there; reported, not fixed here)
-    elsewhere = {c for c, o in bad.items() if c[0] in ("SVC", "KernelPerceptron")
-                 and "not finite" in o}
-    if bad and set(bad) == elsewhere:
-        pytest.xfail("kernels/ state check accepts NaN: %s" % bad)
     assert not bad, bad
 
 
