@@ -670,7 +670,9 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         for it in range(0, self.max_iter + 1):
             estimate = None
             if it > 0:
+                before = np.array(state.w, copy=True)
                 estimate = float(state.run_pass(rng.permutation(n).astype(np.int64)))
+                self._check_bcfw_progress(state, before, estimate, C)
             check = (it == 0 or it == self.max_iter or it - last_check >= _GAP_CHECK
                      or estimate * calibration
                      <= self.tol * (primal if gap_scale is None else gap_scale))
@@ -699,6 +701,22 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
                 break
         w, _ = state.iterate(self.average)
         return np.array(w, dtype=np.float64), converged, history
+
+    def _check_bcfw_progress(self, state, before, estimate, C):
+        """A pass with a positive duality-gap estimate takes a step unless the
+        step sizes overflowed (``||C Phi||^2`` beyond double precision makes
+        every line search return 0): raise instead of returning the start.
+        (A tiny C takes no step either, but there 0 is the right answer.)"""
+        if not np.isfinite(estimate):
+            raise ValueError("StructuredSVM (bcfw): the duality gap became non-finite "
+                             "(NaN or infinity) with C=%g: the data or C overflow double "
+                             "precision; use a smaller C or scale the features" % C)
+        with np.errstate(over="ignore"):
+            squares_overflow = not np.isfinite(C * C)
+        if estimate > 0.0 and squares_overflow and np.array_equal(before, state.w):
+            raise ValueError("StructuredSVM (bcfw): no step could be taken with C=%g (the "
+                             "squared step directions C * Phi overflow double precision); "
+                             "use a smaller C" % C)
 
     def _fit_one_slack(self, Xb, Y, n, n_features, qp_tol):
         s = self.structure

@@ -49,3 +49,19 @@ def test_not_fitted_error_before_fit(cls):
     X, _ = _sentences()
     with pytest.raises(NotFittedError):
         cls(SequenceStructure(6, 3)).predict(X)
+
+
+def test_bcfw_with_a_c_whose_steps_overflow_raises():
+    X, Y = _sentences()
+    structure = SequenceStructure(6, 3)
+    with pytest.raises(ValueError, match="C=1e\\+300.*overflow"):
+        StructuredSVM(structure, C=1e300, method="bcfw", max_iter=5).fit(X, Y)
+    from linclass.sequence import SequenceTagger
+    sentences = [["the", "dog", "runs"], ["a", "cat", "sleeps"]] * 3
+    with pytest.raises(ValueError, match="C=1e\\+300.*overflow"):
+        SequenceTagger(trainer="ssvm", C=1e300).fit(sentences, [["D", "N", "V"]] * 6)
+    # a tiny C takes no step either, and the weights 0 are then the answer
+    tiny = StructuredSVM(structure, C=1e-300, method="bcfw", max_iter=5).fit(X, Y)
+    assert np.all(np.abs(tiny.coef_) < 1e-250)
+    fine = StructuredSVM(structure, C=1.0, method="bcfw", max_iter=50).fit(X, Y)
+    assert np.any(fine.coef_ != 0)
