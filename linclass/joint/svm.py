@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import (check_array, check_classification_target, check_finite_fit,
-                           check_finite_output,
+                           check_finite_output, check_no_overflow,
                            check_is_fitted, check_n_features, check_positive,
                            check_sample_weight, check_target, encode_labels)
 from ..base import BaseEstimator, ClassifierMixin
@@ -200,6 +200,7 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         check_positive(self.intercept_scaling, "intercept_scaling")
         check_positive(self.ancestor_weight, "ancestor_weight", strict=False)
         X = check_array(X)
+        check_no_overflow(X, self)          # x @ x beyond double precision: a clear error
         check_classification_target(y, X.shape[0])   # >= 2 classes, discrete labels
         y = check_target(y, X.shape[0])
         n_features = X.shape[1]
@@ -208,7 +209,10 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         svm = StructuredSVM(structure, C=self.C, method=self.method,
                             rescaling=self.rescaling, tol=self.tol, max_iter=self.max_iter,
                             random_state=self.random_state, verbose=self.verbose)
-        svm.fit(Xf, codes)
+        try:
+            svm.fit(Xf, codes)
+        except ValueError as exc:                # the solver's overflow errors name this model
+            raise ValueError("MultiClassSVM: %s" % exc) from None
         W = svm.coef_.reshape(structure.n_features_x, structure.n_attributes).T
         class_coef = structure.class_vectors @ W
         self.classes_ = classes

@@ -705,9 +705,13 @@ class SequenceTagger(BaseEstimator):
         structure = SequenceStructure(self.n_features_, len(self.classes_), order=self.order)
         sentences = SentenceBatch.from_matrix(Xf, offsets)     # batched fast path
         Ys = sentences.split(gold)
-        w, history, _ = fit_chain_ssvm(structure, sentences, Ys, C=self.C, tol=self.tol,
-                                       max_passes=max(self.max_iter, _SSVM_MIN_PASSES),
-                                       random_state=self.random_state, verbose=self.verbose)
+        try:
+            w, history, _ = fit_chain_ssvm(structure, sentences, Ys, C=self.C, tol=self.tol,
+                                           max_passes=max(self.max_iter, _SSVM_MIN_PASSES),
+                                           random_state=self.random_state,
+                                           verbose=self.verbose)
+        except ValueError as exc:                # the solver's overflow errors name this model
+            raise ValueError("SequenceTagger(trainer='ssvm'): %s" % exc) from None
         parts = structure.unpack(w)
         self.emission_, self.transitions_, self.transitions2_, self.start_, self.stop_ = (
             p.astype(np.float32) for p in parts)
