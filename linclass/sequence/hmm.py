@@ -218,6 +218,19 @@ class HMM(BaseEstimator):
             raise ValueError("HMM state: the probability tables do not match %d labels and "
                              "%d words" % (K, V))
 
+    def _check_state(self):
+        """The probability tables hold log-probabilities (no NaN, no +inf):
+        called by :func:`linclass.load` after ``_set_state`` checked shapes."""
+        super()._check_state()
+        for name in ("log_start_", "log_transitions_", "log_stop_", "log_emissions_",
+                     "log_unknown_"):
+            table = vars(self).get(name)
+            if table is None:
+                continue
+            table = np.asarray(table)
+            if table.dtype.kind != "f" or np.isnan(table).any() or (table > 0).any():
+                raise ValueError("%s must hold log-probabilities (<= 0, no NaN)" % name)
+
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_index", None)

@@ -147,3 +147,18 @@ def test_not_fitted_error_before_fit(make):
             args = (X, Y) if method == "score" else (X,)
             with pytest.raises(NotFittedError):
                 getattr(model, method)(*args)
+
+
+@pytest.mark.parametrize("name, value", [("log_emissions_", np.nan), ("log_start_", 0.5),
+                                         ("log_transitions_", np.inf)])
+def test_hmm_state_check_refuses_what_is_not_a_log_probability(name, value, tmp_path):
+    from linclass import load
+    model = HMM().fit(X, Y)
+    path = tmp_path / "hmm.npz"
+    model.save(path)
+    assert load(path).predict(X) == model.predict(X)
+    table = getattr(model, name).copy()
+    table.reshape(-1)[0] = value
+    setattr(model, name, table)
+    with pytest.raises(ValueError, match=name):
+        model._check_state()
