@@ -305,7 +305,7 @@ class BaseEstimator:
         state = dict(state)
         written_by = state.pop("_linclass_version", None)
         if written_by is not None and written_by != _version():
-            from .persistence import ModelVersionWarning
+            from .exceptions import ModelVersionWarning
             warnings.warn("unpickling a %s pickled by linclass %s with linclass %s: the "
                           "model may behave differently; re-fit or re-save it with this "
                           "version" % (type(self).__name__, written_by, _version()),
@@ -491,11 +491,20 @@ class RegressorMixin:
 
     def score(self, X: Any, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> float:
         """Coefficient of determination R^2 of ``predict(X)`` against ``y``."""
-        y = np.asarray(y, dtype=np.float64)
+        from ._validation import check_regression_target, check_sample_weight
         pred = np.asarray(self.predict(X), dtype=np.float64)
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, float)
+        y = check_regression_target(y, pred.shape[0])
+        w = check_sample_weight(sample_weight, y.shape[0])
+        if y.ndim == 2 and y.shape[1] == 1 and pred.ndim == 1:
+            y = y.ravel()
+        if y.shape != pred.shape:
+            raise ValueError("y has shape %r but the predictions have shape %r"
+                             % (y.shape, pred.shape))
+        mean = np.average(y, axis=0, weights=w)
+        if y.ndim == 2:                         # several targets: one weight per row
+            w = w[:, None]
         ss_res = np.sum(w * (y - pred) ** 2)
-        ss_tot = np.sum(w * (y - np.average(y, weights=w)) ** 2)
+        ss_tot = np.sum(w * (y - mean) ** 2)
         return 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
 
     def __sklearn_tags__(self):

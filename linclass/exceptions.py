@@ -9,6 +9,7 @@ __all__ = [
     "ModelFormatError",
     "NotFittedError",
     "ConvergenceWarning",
+    "ModelVersionWarning",
 ]
 
 
@@ -98,3 +99,8 @@ def _not_fitted_class():
 
 class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at ``max_iter`` before meeting ``tol``."""
+
+
+class ModelVersionWarning(UserWarning):
+    """A model file (or pickle) was written by another version of linclass; the
+    message names both versions."""

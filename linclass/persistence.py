@@ -65,13 +65,7 @@ import scipy.sparse as sp
 from ._atomic import atomic_output
 from ._registry import PUBLIC_MODELS
 from ._version import __version__
-from .exceptions import ModelFormatError
-
-try:                                    # exceptions.py gains it with issue #35
-    from .exceptions import ModelVersionWarning
-except ImportError:                     # pragma: no cover
-    class ModelVersionWarning(UserWarning):
-        """A model file was written by another version of linclass."""
+from .exceptions import ModelFormatError, ModelVersionWarning
 
 FORMAT_NAME = "linclass-model"
 FORMAT_VERSION = 1
