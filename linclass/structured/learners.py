@@ -29,6 +29,13 @@ __all__ = ["StructuredPerceptron", "StructuredSVM"]
 _REQUIRED = ("joint_feature", "decode", "loss_augmented_decode", "loss")
 _METHODS = ("bcfw", "1-slack", "n-slack")
 _GAP_CHECK = 10          # BCFW: passes between two exact duality-gap evaluations
+# Cutting plane: the most work the QP solves of one fit may do, in constraint
+# visits (SMO sweeps times working-set size for 1-slack, passes times
+# constraints for n-slack); a few seconds of work.  Non-separable data at a very
+# large C needs ever more QP steps per cutting-plane iteration; past this budget
+# the fit stops with a ConvergenceWarning instead of running for minutes.
+QP_WORK_BUDGET = 2 * 10 ** 9
+_QP_MAX_SWEEPS = 100000
 
 
 def supports_slack_rescaling(structure):
@@ -441,7 +448,11 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         ``ValueError`` at the start of ``fit``, before any decoding, otherwise.
     tol : float, default=1e-3
     max_iter : int, default=1000
-        Maximum number of cutting-plane iterations (decoding passes).
+        Maximum number of cutting-plane iterations (decoding passes).  The
+        cutting-plane methods also stop, with a ``ConvergenceWarning``, once
+        their QP solves have spent ``QP_WORK_BUDGET`` (2e9) constraint visits,
+        a few seconds of work: at a very large ``C`` on data that is not
+        separable every QP needs ever more steps.
     inference_cache : int, default=0
         Keep the outputs of the last ``inference_cache`` decoding passes and,
         when the best cached outputs already give a constraint violated by
@@ -623,6 +634,13 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
                           "(relative duality gap %.3g > tol=%g); increase max_iter or tol"
                           % (self.max_iter, last["gap"] / max(last["objective"], 1e-300),
                              self.tol), ConvergenceWarning)
+        elif not converged and last.get("qp_budget_spent"):
+            warnings.warn("StructuredSVM (%s) stopped after %d iterations: the QP work "
+                          "budget (QP_WORK_BUDGET = %d constraint visits) is spent "
+                          "(violation %.3g > tol=%g); C=%g is very large for this data: "
+                          "use a smaller C, a larger tol or method='bcfw'"
+                          % (self.method, len(history), QP_WORK_BUDGET, last["violation"],
+                             self.tol, self.C), ConvergenceWarning)
         elif not converged:
             warnings.warn("StructuredSVM (%s) did not converge in max_iter=%d iterations "
                           "(violation %.3g > tol=%g); increase max_iter or tol"
@@ -734,6 +752,7 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         start = time.perf_counter()
         converged = False
         qp_converged = True
+        qp_work = 0
         for it in range(1, self.max_iter + 2):
             Kalpha = K @ alpha
             dual = float(lin @ alpha - 0.5 * alpha @ Kalpha)
@@ -777,9 +796,11 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
             lin = np.append(lin, float(Delta.mean()))
             alpha = np.append(alpha, 0.0)
             inactive = np.append(inactive, 0)
-            alpha, _, qp_violation = solve_block_simplex_qp(
+            sweeps = max(1, min(_QP_MAX_SWEEPS, (QP_WORK_BUDGET - qp_work) // (m + 1)))
+            alpha, n_sweeps, qp_violation = solve_block_simplex_qp(
                 gram=K, linear=lin, block_starts=np.array([0, m + 1]), alpha=alpha,
-                tol=qp_tol)
+                tol=qp_tol, max_iter=sweeps)
+            qp_work += n_sweeps * (m + 1)
             qp_converged = qp_violation <= qp_tol
             # prune constraints inactive for inactive_window iterations
             inactive = np.where(alpha <= 1e-12 * Cn, inactive + 1, 0)
@@ -792,7 +813,23 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
                 lin, alpha, inactive = lin[keep], alpha[keep], inactive[keep]
                 store.remove(keep[1:] - 1)
             w = store.weights(alpha[1:], n_features)
+            if qp_work >= QP_WORK_BUDGET:
+                self._finish_on_budget(history, w, Xb, Y, n, float(w @ w), xi_ws)
+                break
         return w, converged, history
+
+    def _finish_on_budget(self, history, w, Xb, Y, n, ww, xi_ws):
+        """The QP work budget is spent: record the exact primal of the final
+        weights and mark the history (``fit`` warns)."""
+        _, _, h = self._most_violated(w, Xb, Y, n)
+        last = history[-1]
+        last["objective"] = 0.5 * ww + self.C * float(h.sum())
+        last["gap"] = None if last["dual_objective"] is None else \
+            last["objective"] - last["dual_objective"]
+        last["violation"] = float(np.max(h - xi_ws)) if np.ndim(xi_ws) else \
+            float(h.mean()) - xi_ws
+        last["cached"] = False
+        last["qp_budget_spent"] = True
 
     def _fit_n_slack(self, Xb, Y, n, n_features, qp_tol):
         s = self.structure
@@ -810,6 +847,7 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
         start = time.perf_counter()
         converged = False
         qp_converged = True
+        qp_work = 0
 
         def flatten():
             sizes = np.array([len(losses) for losses in ls], dtype=np.int64)
@@ -873,10 +911,16 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
                 alphas[i].append(0.0)
                 inactive[i].append(0)
             data, indices, indptr, block_starts, l_flat, a_flat = flatten()
-            a_flat, w, _, qp_violation = solve_block_sparse_dual(
+            # one pass: every constraint scanned, up to 10 SMO steps per block,
+            # each reading and updating two constraint rows
+            size = len(l_flat)
+            size += data.size + 10 * n * 2 * (data.size // size + 1)
+            passes = max(1, min(self.max_inner_passes, (QP_WORK_BUDGET - qp_work) // size))
+            a_flat, w, n_passes, qp_violation = solve_block_sparse_dual(
                 data=data, indices=indices, indptr=indptr, losses=l_flat,
                 block_starts=block_starts, alpha=a_flat, w=w, tol=qp_tol,
-                max_passes=self.max_inner_passes)
+                max_passes=passes)
+            qp_work += n_passes * size
             qp_converged = qp_violation <= qp_tol
             # unpack, and prune constraints inactive for inactive_window iterations
             for i in range(n):
@@ -896,4 +940,7 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
                     d_val[i] = [d_val[i][k] for k in keep]
                 alphas[i] = list(a)
                 inactive[i] = list(counts)
+            if qp_work >= QP_WORK_BUDGET:
+                self._finish_on_budget(history, w, Xb, Y, n, float(w @ w), xi_ws)
+                break
         return w, converged, history

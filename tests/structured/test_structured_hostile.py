@@ -5,6 +5,8 @@ numpy); NotFittedError before fit."""
 import numpy as np
 import pytest
 
+import linclass
+
 from linclass.exceptions import NotFittedError
 from linclass.sequence.structure import SentenceBatch, SequenceStructure
 from linclass.structured import StructuredPerceptron, StructuredSVM
@@ -65,3 +67,20 @@ def test_bcfw_with_a_c_whose_steps_overflow_raises():
     assert np.all(np.abs(tiny.coef_) < 1e-250)
     fine = StructuredSVM(structure, C=1.0, method="bcfw", max_iter=50).fit(X, Y)
     assert np.any(fine.coef_ != 0)
+
+
+@pytest.mark.parametrize("method", ["1-slack", "n-slack"])
+def test_cutting_plane_at_huge_c_stops_on_the_qp_work_budget(method, monkeypatch):
+    """Non-separable data at a huge C: each cutting-plane QP needs ever more
+    steps; the fit stops when the budget of QP work is spent (a deterministic
+    count, lowered here), with a ConvergenceWarning saying so, and a finite model."""
+    from linclass.structured import learners
+    monkeypatch.setattr(learners, "QP_WORK_BUDGET", 2 * 10 ** 6)
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(40, 5), rng.randint(0, 3, 40)          # random labels
+    model = linclass.MultiClassSVM(C=1e10, method=method)
+    with pytest.warns(linclass.ConvergenceWarning, match="QP work budget"):
+        model.fit(X, y)
+    assert model.n_iter_ < model.max_iter
+    assert np.isfinite(model.coef_).all() and model.history_[-1]["qp_budget_spent"]
+    assert model.history_[-1]["objective"] is not None
