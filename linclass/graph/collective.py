@@ -23,7 +23,8 @@ AI Magazine 29(3), 2008.
 """
 import numpy as np
 
-from .._validation import check_classification_target, check_is_fitted, check_positive
+from .._validation import (check_classification_target, check_is_fitted, check_no_overflow,
+                           check_positive)
 from ..base import BaseEstimator
 from .structure import Graph, GraphStructure
 from ..structured.learners import StructuredPerceptron, StructuredSVM
@@ -126,7 +127,14 @@ class CollectiveClassifier(BaseEstimator):
             raise ValueError("all graphs must have the same number of node features")
         # one check of the labels for every classifier: one kind, not continuous,
         # no NaN/None/complex, at least two classes
-        all_labels = np.concatenate(labels)
+        kinds = {y.dtype.kind for y in labels if y.size}
+        # labels of different kinds across graphs (numbers in one, strings in
+        # another) would be cast to one kind by concatenate: an object array
+        # keeps them apart for the check below, which refuses the mix
+        all_labels = np.concatenate([y.astype(object) for y in labels]) \
+            if len(kinds) > 1 else np.concatenate(labels)
+        for g in graphs:
+            check_no_overflow(g.features, self)
         check_classification_target(all_labels, all_labels.size)
         self.classes_, encoded = np.unique(all_labels, return_inverse=True)
         splits = np.cumsum([y.size for y in labels])[:-1]
@@ -137,7 +145,10 @@ class CollectiveClassifier(BaseEstimator):
         else:
             model = StructuredPerceptron(structure, max_iter=self.max_iter,
                                          random_state=self.random_state)
-        model.fit(graphs, Y)
+        try:
+            model.fit(graphs, Y)
+        except ValueError as exc:                # the solver's errors name this model
+            raise ValueError("CollectiveClassifier: %s" % exc) from None
         self.structure_ = structure
         self.coef_ = model.coef_
         self.n_iter_ = model.n_iter_
@@ -154,7 +165,7 @@ class CollectiveClassifier(BaseEstimator):
             if g.observed is not None:
                 g = Graph(g.features, g.edges, self._encode_known(g.observed, unknown=-1),
                           self_loops=self.self_loops)
-            out.append(self.classes_[self.structure_.decode(self.coef_, g)])
+            out.append(self.classes_[self._decode(g)])
         return out
 
     def _encode_known(self, known, unknown=None):
@@ -194,7 +205,13 @@ class CollectiveClassifier(BaseEstimator):
         known = np.full(g.n_nodes, -1, dtype=np.int64)
         known[train_mask] = self._encode_known(labels[train_mask])
         g = Graph(g.features, g.edges, known, self_loops=self.self_loops)
-        return self.classes_[self.structure_.decode(self.coef_, g)]
+        return self.classes_[self._decode(g)]
+
+    def _decode(self, g):
+        try:
+            return self.structure_.decode(self.coef_, g)
+        except ValueError as exc:               # non-finite scores: name this model
+            raise ValueError("CollectiveClassifier: %s" % exc) from None
 
     @staticmethod
     def _node_labels(labels, n):

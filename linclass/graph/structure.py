@@ -272,6 +272,15 @@ class GraphStructure(Structure):
         if g.loops.any():
             counts = np.bincount(g.edges[g.loops, 0], minlength=g.n_nodes)
             U = U + counts[:, None] * np.diag(pair)[None, :]
+        if not np.isfinite(U).all():
+            # features near the largest double overflow features @ W (or give
+            # inf - inf): decoding such scores picks arbitrary labels
+            data = g.features.data if sp.issparse(g.features) else g.features
+            raise ValueError("the node scores of this graph are not finite (NaN or "
+                             "infinity): the node features hold values too large for "
+                             "double precision (largest magnitude %.3g); scale them as "
+                             "they were scaled for fit"
+                             % (float(np.abs(data).max()) if data.size else 0.0))
         return np.ascontiguousarray(U, dtype=np.float64)
 
     def joint_feature(self, x, y):

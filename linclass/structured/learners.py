@@ -623,10 +623,12 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
             w, converged, history = self._fit_one_slack(Xb, Y, n, n_features, qp_tol)
         else:
             w, converged, history = self._fit_n_slack(Xb, Y, n, n_features, qp_tol)
+        last = history[-1]
+        if converged and self.method != "bcfw":
+            self._check_working_set_gap(last, n, qp_tol)
         self.coef_ = w
         self.history_ = history
         self.n_iter_ = len(history)
-        last = history[-1]
         self.objective_ = last["objective"]
         self.dual_objective_ = last["dual_objective"]
         if not converged and self.method == "bcfw":
@@ -647,6 +649,25 @@ class StructuredSVM(_StructuredMixin, BaseEstimator):
                           % (self.method, self.max_iter, last["violation"], self.tol),
                           ConvergenceWarning)
         return self
+
+    def _check_working_set_gap(self, last, n, qp_tol):
+        """At convergence of the cutting-plane methods, primal - dual is at
+        most C * n * (tol + qp_tol) (the violation of the final constraint
+        plus the working-set QP's own gap).  A much larger gap means the QP
+        lost precision: with C * n near 1e14 or above, the dual weights
+        (which sum to C * n) cannot resolve the O(1) weights of the
+        constraints, and the "converged" weights are not the SVM's (on
+        separable data they can predict one class for every example)."""
+        primal, dual = last["objective"], last["dual_objective"]
+        if primal is None or dual is None:
+            return
+        bound = 2.0 * self.C * n * (self.tol + qp_tol) + 1e-6 * max(1.0, abs(primal))
+        if not (primal - dual <= bound):
+            raise ValueError(
+                "StructuredSVM (%s): the working-set QP lost precision with C=%g on %d "
+                "examples (primal %.6g, dual %.6g: a gap far above C * n * tol); the "
+                "weights would not be the SVM solution; use a smaller C (C * n well "
+                "below 1e13) or method='bcfw'" % (self.method, self.C, n, primal, dual))
 
     def _bad_decoder(self, i, shortfall, delta):
         which = ("loss_augmented_decode" if self.rescaling == "margin"

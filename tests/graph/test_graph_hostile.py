@@ -85,3 +85,35 @@ def test_collective_classifier_checks_its_labels(labels, message):
     X, E, y = make_graph(n_nodes=30, random_state=0)
     with pytest.raises(ValueError, match=message):
         CollectiveClassifier(max_iter=3).fit([(X, E)], [labels(y)])
+
+
+def test_labels_of_different_kinds_across_graphs_are_refused():
+    """Numbers in one graph and strings in another were cast to strings by
+    concatenate (classes_ ['0', '1', 'a', 'b'], predictions as strings)."""
+    X, E, y = make_graph(n_nodes=30, random_state=0)
+    with pytest.raises(ValueError, match="Mix of label"):
+        CollectiveClassifier(max_iter=3).fit([(X, E), (X, E)],
+                                             [y, np.where(y == 0, "a", "b")])
+
+
+def test_huge_node_features_raise_naming_the_model():
+    """Values near 1e300 overflowed the QP (an error naming its internals), and
+    at predict gave infinite node scores decoded to arbitrary labels."""
+    X, E, y = make_graph(n_nodes=30, random_state=0)
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    with pytest.raises(ValueError, match="CollectiveClassifier: .*overflow"):
+        CollectiveClassifier(max_iter=3).fit([(X * 1e300, E)], [y])
+    model = CollectiveClassifier(max_iter=3).fit([(X, E)], [y])
+    huge = np.where(np.arange(X.size).reshape(X.shape) % 2, 1e308, -1.7e308)
+    with pytest.raises(ValueError, match="CollectiveClassifier: .*not finite"):
+        model.predict([(huge, E)])
+    with pytest.raises(ValueError, match="CollectiveClassifier: .*not finite"):
+        model.predict_graph(huge, E, y, np.zeros(30, bool))
+
+
+def test_a_huge_c_raises_instead_of_a_wrong_model():
+    """C = 1e300 on separable data: the 1-slack QP lost precision and "converged"
+    to weights predicting one class for every node."""
+    X, E, y = make_graph(n_nodes=30, random_state=0)
+    with pytest.raises(ValueError, match="CollectiveClassifier: .*lost precision"):
+        CollectiveClassifier(max_iter=20, C=1e300).fit([(X, E)], [y])

@@ -84,3 +84,20 @@ def test_cutting_plane_at_huge_c_stops_on_the_qp_work_budget(method, monkeypatch
     assert model.n_iter_ < model.max_iter
     assert np.isfinite(model.coef_).all() and model.history_[-1]["qp_budget_spent"]
     assert model.history_[-1]["objective"] is not None
+
+
+@pytest.mark.parametrize("C", [1e14, 1e300])
+def test_one_slack_whose_qp_loses_precision_raises(C):
+    """With C * n near 1e14 the 1-slack dual weights (summing to C * n) cannot
+    resolve the constraints' weights: the fit "converged" (violation 0) with a
+    primal far above the dual to weights predicting one label everywhere."""
+    from linclass.graph.structure import Graph, GraphStructure
+    rng = np.random.default_rng(0)
+    F = rng.random((8, 3))
+    F[:, 0] += np.array([0, 1] * 4)
+    g = Graph(F, np.array([[0, 1], [1, 2], [2, 3], [4, 5], [5, 6], [6, 7]]))
+    labels = np.array([0, 1] * 4)
+    fine = StructuredSVM(GraphStructure(3, 2), C=1e6, max_iter=100).fit([g], [labels])
+    np.testing.assert_array_equal(fine.predict([g])[0], labels)
+    with pytest.raises(ValueError, match="lost precision"):
+        StructuredSVM(GraphStructure(3, 2), C=C, max_iter=100).fit([g], [labels])
