@@ -94,6 +94,9 @@ def _check_qid(qid, n_samples):
     if qid.dtype.kind == "f" and not np.isfinite(qid).all():
         raise ValueError("qid contains NaN or infinity (first at %d); every document "
                          "needs a query id" % np.flatnonzero(~np.isfinite(qid))[0])
+    if qid.dtype.kind == "c":
+        raise ValueError("qid holds complex numbers; query ids must be real numbers or "
+                         "strings")
     if qid.dtype == object and any(v is None for v in qid):
         raise ValueError("qid contains None; every document needs a query id")
     return qid
@@ -522,6 +525,14 @@ class RankSVM(BaseEstimator):
             step, new_obj, new_loss, new_g, new_order = self._line_search(
                 coef, direction, scores, z, objective, grad @ direction, C, loss_grad, hess)
             if step == 0.0:
+                if n_iter == 1:
+                    # no step from coef = 0 although the gradient is not zero: the
+                    # Newton system overflowed (C times the pair Hessian beyond double
+                    # precision); returning the zero weights would be a null model
+                    raise ValueError(
+                        "RankSVM: no Newton step could be taken from the zero weights with "
+                        "C=%g (C times the pairwise loss curvature overflows double "
+                        "precision); use a smaller C or scale the features" % C)
                 break
             coef = coef + step * direction
             # recompute exactly (no drift of the scores along the steps)

@@ -57,3 +57,24 @@ def test_not_fitted_error_before_fit():
                  lambda m: m.score(X, y, qid=qid)):
         with pytest.raises(NotFittedError):
             call(RankSVM())
+
+
+def test_huge_c_raises_instead_of_returning_the_zero_weights():
+    """C = 1e300 (newton): the line search could take no step from 0, and the
+    zero weights (a null model, ranking score 0.5) came back with only a
+    ConvergenceWarning.  The dual pair solver copes with the same C."""
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 6))
+    y, qid = np.round(X @ np.arange(1.0, 7.0)), np.repeat(np.arange(3), 10)
+    with pytest.raises(ValueError, match="RankSVM: no Newton step.*C=1e\\+300"):
+        RankSVM(C=1e300, solver="newton").fit(X, y, qid=qid)
+    model = RankSVM(C=1e300, solver="pairs").fit(X, y, qid=qid)
+    assert model.score(X, y, qid=qid) > 0.9
+
+
+def test_complex_query_ids_are_refused():
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 6))
+    y, qid = np.round(X @ np.arange(1.0, 7.0)), np.repeat(np.arange(3), 10)
+    with pytest.raises(ValueError, match="qid holds complex"):
+        RankSVM().fit(X, y, qid=qid + 1j)
