@@ -197,6 +197,10 @@ def call_kernel(kernel, X, Y, params=None):
     K = kernel(X, Y, **(params or {}))
     if sp.issparse(K):
         K = K.toarray()
+    if np.asarray(K).dtype.kind == "c":
+        # asarray(dtype=float64) would drop the imaginary parts
+        raise ValueError("the kernel callable returned complex values; a kernel matrix "
+                         "must be real")
     try:
         K = np.asarray(K, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -106,11 +106,17 @@ class RepresenterMixin:
             return X
         if callable(self.kernel):
             if self._is_sequence_kernel() or hasattr(self.kernel, "diag"):
-                K = np.asarray(self.kernel(X, Y), dtype=np.float64)
+                K = np.asarray(self.kernel(X, Y))
+                if K.dtype.kind == "c":
+                    raise ValueError("the kernel returned complex values; a kernel matrix "
+                                     "must be real")
+                K = np.asarray(K, dtype=np.float64)
                 if not np.isfinite(K).all():
                     raise ValueError("the kernel returned non-finite values")
                 return K
-            return call_kernel(self.kernel, X, Y)
+            # Y None: the Gram matrix of X with itself (a user callable takes two
+            # matrices, as SVC and KernelPerceptron call it)
+            return call_kernel(self.kernel, X, X if Y is None else Y)
         return pairwise_kernels_for(self, X, Y, kernel=self.kernel, **self._kernel_params())
 
     def _fit_basis(self, X):

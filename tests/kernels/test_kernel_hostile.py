@@ -295,3 +295,23 @@ def test_state_check_refuses_what_would_overflow_at_predict(make, attribute, val
     setattr(model, attribute, array)
     with pytest.raises(ValueError, match=attribute):
         model._check_state()
+
+
+def _linear_callable(a, b):
+    return np.asarray(a) @ np.asarray(b).T
+
+
+@pytest.mark.parametrize("cls", [SVC, KernelLogisticRegression, KernelMultiClassSVM,
+                                 KernelRidge, KernelRidgeClassifier, KernelPerceptron])
+def test_kernel_callables_complex_values_refused_and_called_with_two_matrices(cls):
+    """A callable returning complex values was cast to real (SVC); the
+    representer models (kernel ridge, kernel logistic, kernel multi-class SVM)
+    called the callable with Y=None at fit (TypeError inside the user's code)."""
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 4))
+    y = np.array([0, 1, 2] * 10)
+    X[:, 0] += y
+    model = cls(kernel=_linear_callable).fit(X, y)
+    assert np.asarray(model.predict(X)).shape == (30,)
+    with pytest.raises(ValueError, match="complex"):
+        cls(kernel=lambda a, b: _linear_callable(a, b) * (1 + 1j)).fit(X, y)
