@@ -326,6 +326,11 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         if X_dev is not None:
             X_dev = _check_sentences(X_dev, "X_dev")
             _, dev_gold = _encode_label_sequences(y_dev, X_dev, classes=classes)
+            if not len(dev_gold):
+                # an accuracy on no tokens is 1.0 at every iteration: early stopping
+                # would keep the weights of the first iteration
+                raise ValueError("X_dev holds no tokens: give a dev set with at least one "
+                                 "labelled token, or none")
             dXf, doff = self._featurize(X_dev, fit=False, name="X_dev")
             dev = (kernels.make_batch(dXf, doff, table), dev_gold)
         if self.all_possible_transitions:

@@ -162,3 +162,14 @@ def test_hmm_state_check_refuses_what_is_not_a_log_probability(name, value, tmp_
     setattr(model, name, table)
     with pytest.raises(ValueError, match=name):
         model._check_state()
+
+
+@pytest.mark.parametrize("dev", [[], [[]]])
+def test_crf_refuses_a_dev_set_without_tokens(dev):
+    """An empty dev set scored accuracy 1.0 at every iteration: early
+    stopping silently kept the weights of the first iteration."""
+    from linclass.sequence import CRF
+    X = [["the", "dog", "runs"], ["a", "cat", "sleeps", "now"], ["dogs", "run"]]
+    Y = [["D", "N", "V"], ["D", "N", "V", "R"], ["N", "V"]]
+    with pytest.raises(ValueError, match="X_dev holds no tokens"):
+        CRF(max_iterations=20, features="pos").fit(X, Y, X_dev=dev, y_dev=dev)
