@@ -47,6 +47,10 @@ class SubstitutionMatrix:
 
     def __init__(self, alphabet, matrix):
         self.alphabet = "".join(alphabet)
+        if np.asarray(matrix).dtype.kind == "c":
+            # asarray(dtype=float64) would drop the imaginary parts
+            raise ValueError("matrix holds complex numbers; substitution scores must be "
+                             "real")
         matrix = np.asarray(matrix, dtype=np.float64)
         K = len(self.alphabet)
         if matrix.shape != (K, K):

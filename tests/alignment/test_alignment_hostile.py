@@ -28,3 +28,15 @@ def test_items_longer_than_one_character_are_refused():
         model.predict([(np.array(["A", "CD"]), "ACD")])
     with pytest.raises(NotFittedError):
         AlignmentLearner("ACDEFGHIKL").predict(pairs)
+
+
+def test_complex_substitution_scores_are_refused():
+    """Complex scores (a SubstitutionMatrix, init_substitution) were cast to real."""
+    from linclass.alignment import SubstitutionMatrix
+    with pytest.raises(ValueError, match="complex"):
+        SubstitutionMatrix("AB", np.eye(2) + 1j)
+    pairs, refs = [("ACDE", "ACE")], [np.array([0, 1, -1, 2])]
+    init = np.eye(24) + 0j
+    init[0, 1] = init[1, 0] = 1 + 1j
+    with pytest.raises(ValueError, match="complex"):
+        AlignmentLearner(init_substitution=init, max_iter=2).fit(pairs, refs)
