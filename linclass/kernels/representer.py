@@ -73,6 +73,8 @@ class RepresenterMixin:
     def _check_X(self, X, *, at_fit):
         """Inputs in the form the kernel takes; sets n_features_in_ at fit."""
         if self._is_sequence_kernel():
+            if not hasattr(X, "__len__"):
+                X = list(X)         # a generator: read once (n_samples would consume it)
             n = self.kernel.n_samples(X)
             X = list(X)
             if at_fit:

@@ -324,6 +324,9 @@ class SequenceTagger(BaseEstimator):
             elif isinstance(first, dict):
                 raise ValueError("tokens are feature dicts: pass features=None "
                                  "(python-crfsuite style input)")
+            elif not isinstance(first, (tuple, list, np.ndarray)):
+                raise ValueError("X[0][0]: a token must be a word string or a tuple of "
+                                 "column strings, got %s %r" % (type(first).__name__, first))
             else:
                 n_cols = len(first)
                 columns = ("w", "pos") if n_cols == 2 else \

@@ -315,3 +315,12 @@ def test_kernel_callables_complex_values_refused_and_called_with_two_matrices(cl
     assert np.asarray(model.predict(X)).shape == (30,)
     with pytest.raises(ValueError, match="complex"):
         cls(kernel=lambda a, b: _linear_callable(a, b) * (1 + 1j)).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [KernelLogisticRegression, KernelMultiClassSVM,
+                                 KernelRidgeClassifier])
+def test_sequence_kernels_take_generators(cls):
+    """A generator of strings was consumed by counting it: 'X has 0 samples'."""
+    strings, y = ["abab", "abba", "cdcd", "dcdc"] * 3, [0, 0, 1, 1] * 3
+    model = cls(kernel=linclass.SpectrumKernel(2)).fit((s for s in strings), y)
+    np.testing.assert_array_equal(model.predict(s for s in strings[:4]), [0, 0, 1, 1])

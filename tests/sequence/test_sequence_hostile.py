@@ -173,3 +173,12 @@ def test_crf_refuses_a_dev_set_without_tokens(dev):
     Y = [["D", "N", "V"], ["D", "N", "V", "R"], ["N", "V"]]
     with pytest.raises(ValueError, match="X_dev holds no tokens"):
         CRF(max_iterations=20, features="pos").fit(X, Y, X_dev=dev, y_dev=dev)
+
+
+@pytest.mark.parametrize("model", [lambda: SequenceTagger(max_iter=1),
+                                   lambda: CRF(features="pos", max_iterations=3)])
+@pytest.mark.parametrize("token", [1, 1.5])
+def test_a_number_as_first_token_is_refused_clearly(model, token):
+    """A number as the first token leaked numpy/len's TypeError."""
+    with pytest.raises(ValueError, match="a token must be a word string"):
+        model().fit([[token, "a", "b"]], [["D", "N", "V"]])
