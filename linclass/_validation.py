@@ -390,7 +390,16 @@ def encode_labels(y, classes=None):
             raise ValueError("labels must be mutually comparable (mixed types?)")
         return plain_labels(classes), codes.astype(np.int32).ravel()
     classes = np.asarray(classes)
-    codes = np.searchsorted(classes, y)
+    try:
+        codes = np.searchsorted(classes, y)
+    except TypeError:
+        # labels of another kind than the fitted classes (numbers against the
+        # strings of an object classes_): numpy's '<' between them fails
+        first = y.ravel()[0] if y.size else None
+        raise ValueError("label %r was not seen in training (labels of another kind than "
+                         "the fitted classes); known labels: %s"
+                         % (getattr(first, "item", lambda: first)(),
+                            classes.tolist()[:20])) from None
     codes = np.clip(codes, 0, len(classes) - 1)
     bad = classes[codes] != y
     if np.any(bad):

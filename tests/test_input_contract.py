@@ -8,6 +8,7 @@ import importlib.util
 import inspect
 import pathlib
 import pickle
+import os
 import subprocess
 import sys
 import warnings
@@ -20,6 +21,10 @@ import linclass
 from linclass import _validation as v
 from linclass._registry import PUBLIC_MODELS
 from linclass.exceptions import NotFittedError
+
+# children run Python from here, not from the repository root, whose unbuilt
+# linclass/ would shadow the installed package
+_OUTSIDE_SOURCE = os.path.dirname(os.path.abspath(__file__))
 
 _spec = importlib.util.spec_from_file_location(
     "linclass_tests_hostile_contract", pathlib.Path(__file__).with_name("hostile.py"))
@@ -237,7 +242,8 @@ def test_import_linclass_does_not_import_scikit_learn():
             "assert 'sklearn' not in sys.modules\n"
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120,
+                         cwd=_OUTSIDE_SOURCE)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 
@@ -256,7 +262,8 @@ def test_not_fitted_error_takes_the_bases_of_a_scikit_learn_imported_first():
             "    assert isinstance(err, linclass.exceptions.NotFittedError)\n"
             "    print('caught', type(err).__name__)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120,
+                         cwd=_OUTSIDE_SOURCE)
     assert out.returncode == 0 and "caught NotFittedError" in out.stdout, out.stderr
 
 
@@ -367,3 +374,23 @@ def test_decision_wrappers_pass_no_nan_posteriors_on(make):
     y = np.arange(20) % 2
     with pytest.raises(ValueError, match="_NaNPosteriors: the posteriors .* not finite"):
         make(_NaNPosteriors()).fit(X, y).predict(X)
+
+
+@pytest.mark.parametrize("cls", ["MultinomialNB", "BernoulliNB", "Perceptron", "SGDClassifier"])
+def test_partial_fit_classes_and_labels_of_another_kind(cls):
+    """partial_fit's classes go through the shared label check (naive Bayes
+    took NaN as a class and leaked numpy's TypeError on None); labels of
+    another kind than the fitted classes raise a ValueError naming the label
+    (numpy's TypeError of '<' between str and int leaked)."""
+    import linclass
+    rng = np.random.default_rng(0)
+    X, y = rng.random((30, 6)), np.array([0, 1, 2] * 10)
+    for classes, match in [([0, 1, 2, np.nan], "NaN"),
+                           (np.array([0, 1, 2, None], dtype=object), "None"),
+                           ([0, 1, 2 + 1j], "complex")]:
+        with pytest.raises(ValueError, match=match):
+            getattr(linclass, cls)().partial_fit(X, y, classes=classes)
+    model = getattr(linclass, cls)()
+    model.partial_fit(X, np.array(["a", "b", "c"])[y], classes=["a", "b", "c"])
+    with pytest.raises(ValueError, match="label 0 was not seen"):
+        model.partial_fit(X, y)

@@ -48,7 +48,7 @@ from ._common import rows_args
 from ._common import CheckedScoreMixin, log_softmax
 from .._validation import as_float_param, check_classification_target, check_finite_output
 from .._validation import (check_array, check_is_fitted, check_n_features, check_sample_weight,
-                           check_target, encode_labels)
+                           check_target, encode_labels, plain_labels)
 from ..base import BaseEstimator, ClassifierMixin
 
 __all__ = ["MultinomialNB", "BernoulliNB"]
@@ -142,7 +142,8 @@ class _BaseDiscreteNB(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError("classes must be given on the first call to partial_fit "
                                  "(every label the data stream will contain)")
-            classes = np.unique(np.asarray(classes))
+            # the shared label check: no NaN/None/complex class, one kind
+            classes = plain_labels(np.unique(check_target(classes, name="classes")))
             if len(classes) < 2:
                 raise ValueError("classes has only one class; naive Bayes needs at least 2")
             self._reset(classes, X.shape[1])
