@@ -25,6 +25,10 @@ from linclass import ModelFormatError, persistence
 from linclass.persistence import ModelVersionWarning
 
 
+# children run Python from here, not from the repository root, whose unbuilt
+# linclass/ would shadow the installed package
+_OUTSIDE_SOURCE = os.path.dirname(os.path.abspath(__file__))
+
 def _fitted(seed=0):
     rng = np.random.RandomState(seed)
     X = rng.randn(40, 3)
@@ -114,7 +118,8 @@ def test_process_killed_in_the_middle_of_save_leaves_the_old_model(tmp_path):
         model.save(sys.argv[1])
     """)
     proc = subprocess.Popen([sys.executable, "-c", child, str(path)], stdout=subprocess.PIPE,
-                            text=True)
+                            text=True,
+                            cwd=_OUTSIDE_SOURCE)
     try:
         assert proc.stdout.readline().strip() == "writing"
         assert len(_no_temporaries(tmp_path)) == 1          # the half-done save
@@ -178,7 +183,8 @@ def test_load_refuses_endless_streams_and_devices_without_blocking(tmp_path):
                 print("refused", "not a regular file" in str(exc))
     """)
     out = subprocess.run([sys.executable, "-c", code, str(fifo), "/dev/zero"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60,
+                         cwd=_OUTSIDE_SOURCE)
     assert out.stdout.split("\n")[:2] == ["refused True", "refused True"], out.stderr
 
 

@@ -2,6 +2,7 @@
 indices point outside the matrix (once a segfault, run in a child process),
 edges outside the graph in ``fit_graph``/``predict_graph`` (negative ones were
 wrapped around by numpy), labels checked as every classifier checks them."""
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,10 @@ import pytest
 from linclass.demo.structured import make_graph
 from linclass.exceptions import NotFittedError
 from linclass.graph import CollectiveClassifier
+
+# children run Python from here, not from the repository root, whose unbuilt
+# linclass/ would shadow the installed package
+_OUTSIDE_SOURCE = os.path.dirname(os.path.abspath(__file__))
 
 _CHILD = r"""
 import warnings
@@ -42,7 +47,8 @@ print("DONE", flush=True)
 
 def test_out_of_range_feature_columns_raise_in_a_child_process():
     proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300,
+                          cwd=_OUTSIDE_SOURCE)
     assert proc.returncode == 0 and "DONE" in proc.stdout, (proc.returncode, proc.stdout,
                                                            proc.stderr[-2000:])
     results = [line.split()[1:] for line in proc.stdout.splitlines()

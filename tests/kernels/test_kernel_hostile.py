@@ -30,6 +30,11 @@ MODELS = {
 }
 
 
+# children run Python from here, not from the repository root, whose unbuilt
+# linclass/ would shadow the installed package
+_OUTSIDE_SOURCE = os.path.dirname(os.path.abspath(__file__))
+
+
 def _data(n=30, d=4, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
@@ -99,7 +104,8 @@ def test_empty_and_mixed_sparse_input_in_a_child_process():
     import os
     here = os.path.dirname(os.path.abspath(__file__))
     proc = subprocess.run([sys.executable, "-c", _CHILD % {"here": here}],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          cwd=_OUTSIDE_SOURCE)
     results = [json.loads(line[7:]) for line in proc.stdout.splitlines()
                if line.startswith("RESULT ")]
     last = results[-1][0] if results else None

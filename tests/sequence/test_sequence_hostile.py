@@ -4,6 +4,7 @@ predict (child process); sentences as tuples and numpy string arrays work
 like lists; HMM tokens are words; the quasi-Newton solver of the CRF always
 returns and refuses non-finite progress."""
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -18,8 +19,13 @@ from linclass.sequence import _optimize
 X = [["the", "dog", "runs"], ["a", "cat", "sleeps"], ["the", "cat", "runs"], ["dogs", "run"]]
 Y = [["D", "N", "V"], ["D", "N", "V"], ["D", "N", "V"], ["N", "V"]]
 
+# children run Python from here, not from the repository root, whose unbuilt
+# linclass/ would shadow the installed package
+_OUTSIDE_SOURCE = os.path.dirname(os.path.abspath(__file__))
+
 # Each mutation leaves a fitted tagger inconsistent; predict (and the load-time
 # _check_state) must raise ValueError.  Run in one child: a crash fails the test.
+
 _CHILD = r"""
 import json, warnings
 import numpy as np
@@ -65,7 +71,8 @@ print("DONE", flush=True)
 
 def test_inconsistent_tagger_state_raises_in_a_child_process():
     proc = subprocess.run([sys.executable, "-c", _CHILD % {"X": X, "Y": Y}],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          cwd=_OUTSIDE_SOURCE)
     results = [json.loads(line[7:]) for line in proc.stdout.splitlines()
                if line.startswith("RESULT ")]
     assert proc.returncode == 0 and "DONE" in proc.stdout, \
