@@ -4,6 +4,7 @@ NaN decision values), save/load of sparse fits, label checks of the
 multi-class SVMs.  Cases that could crash the interpreter run in one child
 process, so that a crash fails a test instead of the run."""
 import json
+import os
 import subprocess
 import sys
 import warnings
