@@ -60,6 +60,8 @@ def atomic_output(path, mode="wb", *, encoding=None, newline=None):
     if mode not in ("wb", "w"):
         raise ValueError("mode must be 'wb' or 'w', got %r" % (mode,))
     path = os.fspath(path)
+    if not path or path.endswith(tuple(s for s in (os.sep, os.altsep) if s)):
+        raise ValueError("output path %r names a directory, not a file" % (path,))
     target = os.path.realpath(path)     # write beside the file a symlink points to
     try:
         st = os.stat(target)

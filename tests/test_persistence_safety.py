@@ -292,3 +292,14 @@ def test_tagged_values_with_extra_keys_are_refused(tmp_path):
     _write_with_valid_digest(path, meta, contents)
     with pytest.raises(ModelFormatError, match="unexpected tagged value"):
         linclass.load(path)
+
+
+def test_atomic_output_refuses_a_path_ending_in_a_separator(tmp_path):
+    from linclass._atomic import atomic_output
+    f = tmp_path / "f"
+    f.write_bytes(b"keep")
+    for bad in (str(f) + os.sep, ""):
+        with pytest.raises(ValueError):
+            with atomic_output(bad, "wb") as fh:
+                fh.write(b"x")
+    assert f.read_bytes() == b"keep"
