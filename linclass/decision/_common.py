@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_finite_output, check_random_state
+from .._validation import check_array, check_finite_output, check_random_state
 from ..base import ClassifierMixin
 
 __all__ = ["clone_estimator", "check_estimator_protocol", "posteriors", "binary_scores",
@@ -151,7 +151,9 @@ def as_rows(X, y=None, *, need_y=True):
     if X is None:
         raise ValueError("X is required (got None)")
     if sp.issparse(X):
-        X = sp.csr_matrix(X)                   # row-indexable for the folds
+        # the shared structural check before scipy slices it into folds (a
+        # malformed CSR would make scipy's C++ read out of bounds and abort)
+        X = check_array(X, accept_unsorted=True)
     elif not isinstance(X, (list, np.ndarray)):
         X = np.asarray(X)
     if isinstance(X, np.ndarray) and X.dtype.kind == "c":
