@@ -886,8 +886,13 @@ def as_float_param(value, name):
     (priors, weights, cost matrices), with a ``ValueError`` naming the
     parameter when it does not hold numbers."""
     try:
-        return np.asarray(value, dtype=np.float64)
+        arr = np.asarray(value)
+        if arr.dtype.kind == "c":
+            raise ValueError("%s holds complex numbers; it must be real" % name)
+        return np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
+        if str(exc).startswith(name + " holds complex"):
+            raise
         raise ValueError("%s must be an array of numbers, got %r (%s)"
                          % (name, value if np.ndim(value) == 0 else type(value).__name__,
                             exc)) from None

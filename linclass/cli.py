@@ -298,6 +298,8 @@ def _check_outputs(outputs, inputs):
     for option, path in outputs:
         if path is None or path == "-":
             continue
+        if not str(path).strip():
+            raise usage_error("%s needs a file name (got an empty one)" % option)
         try:
             refuse_overwriting_inputs(path, inputs, what="output (%s)" % option)
         except ValueError as exc:

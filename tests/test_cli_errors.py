@@ -253,3 +253,15 @@ def test_corrupt_compressed_inputs(files):
         code, _, err = run("evaluate", "--conll", files / name)
         assert code == cli.EXIT_DATA
         assert "cannot decompress" in one_error_line(err, "evaluate")
+
+
+def test_an_empty_output_name_is_a_usage_error_before_anything_runs(files):
+    assert run("train", "--model", "logistic", files / "flat.svm", "-o",
+               files / "m.npz")[0] == cli.EXIT_OK
+    before = sorted(p.name for p in files.iterdir())
+    for argv in (("predict", files / "m.npz", files / "flat.svm", "-o", ""),
+                 ("evaluate", files / "m.npz", files / "flat.svm", "--plot", ""),
+                 ("train", "--model", "logistic", files / "flat.svm", "-o", " ")):
+        code, _, err = run(*argv)
+        assert code == cli.EXIT_USAGE and "needs a file name" in one_error_line(err, argv[0])
+    assert sorted(p.name for p in files.iterdir()) == before

@@ -394,3 +394,24 @@ def test_partial_fit_classes_and_labels_of_another_kind(cls):
     model.partial_fit(X, np.array(["a", "b", "c"])[y], classes=["a", "b", "c"])
     with pytest.raises(ValueError, match="label 0 was not seen"):
         model.partial_fit(X, y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: linclass.MultiClassSVM(loss_matrix=(1 - np.eye(3)) + 1j),
+    lambda: linclass.KernelMultiClassSVM(loss_matrix=(1 - np.eye(3)) + 1j),
+    lambda: linclass.CostSensitiveClassifier(linclass.LogisticRegression(),
+                                             cost_matrix=(1 - np.eye(3)) + 1j),
+    lambda: linclass.PriorShiftClassifier(linclass.LogisticRegression(),
+                                          priors=[0.3 + 1j, 0.3, 0.4]),
+], ids=["MultiClassSVM", "KernelMultiClassSVM", "CostSensitiveClassifier",
+        "PriorShiftClassifier"])
+def test_complex_array_parameters_are_refused_not_cast(make):
+    X, y = np.random.default_rng(0).random((30, 6)), np.array([0, 1, 2] * 10)
+    with pytest.raises(ValueError, match="complex"):
+        make().fit(X, y)
+
+
+def test_threshold_tuner_needs_two_thresholds():
+    X, y = np.random.default_rng(0).random((30, 3)), np.array([0, 1] * 15)
+    with pytest.raises(ValueError, match="n_thresholds"):
+        linclass.ThresholdTuner(linclass.LogisticRegression(), n_thresholds=0).fit(X, y)

@@ -19,7 +19,8 @@ classifiers to maximize F1 measure. ECML PKDD.
 """
 import numpy as np
 
-from .._validation import check_classification_target, check_is_fitted, check_sample_weight
+from .._validation import (check_classification_target, check_int_param, check_is_fitted,
+                           check_sample_weight)
 from ..base import BaseEstimator
 from ._common import (MetaClassifierMixin, as_rows, binary_scores, check_cv,
                       check_estimator_protocol, fit_clone, holdout_split, stratified_folds, take_rows)
@@ -130,6 +131,7 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
         if not callable(self.scoring) and self.scoring not in _METRICS:
             raise ValueError("scoring must be one of %s or a callable(y_true, y_pred), got %r"
                              % (_METRICS, self.scoring))
+        check_int_param(self.n_thresholds, "n_thresholds", low=2)
         X, n = as_rows(X, y)
         classes, codes = check_classification_target(y, n)    # before numpy mixes labels
         y = np.asarray(y)
