@@ -415,3 +415,15 @@ def test_threshold_tuner_needs_two_thresholds():
     X, y = np.random.default_rng(0).random((30, 3)), np.array([0, 1] * 15)
     with pytest.raises(ValueError, match="n_thresholds"):
         linclass.ThresholdTuner(linclass.LogisticRegression(), n_thresholds=0).fit(X, y)
+
+
+def test_reject_option_keeps_numeric_classes_numeric_and_checks_its_threshold():
+    rng = np.random.default_rng(0)
+    X, y = rng.random((40, 3)), np.array([0, 1] * 20)
+    model = linclass.RejectOption(linclass.LogisticRegression(), threshold=0.9,
+                                  reject_label="rej").fit(X, y)
+    out = model.predict(X)
+    assert "rej" in set(out.tolist())
+    assert {type(v) for v in out.tolist() if v != "rej"} <= {int}
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        linclass.RejectOption(linclass.LogisticRegression(), threshold=2.0).fit(X, y)

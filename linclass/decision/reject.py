@@ -67,6 +67,9 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, numbers.Real) \
                 or not np.isfinite(self.threshold):
             raise ValueError("threshold must be a finite number, got %r" % (self.threshold,))
+        if self.criterion == "posterior" and not 0.0 <= self.threshold <= 1.0:
+            raise ValueError("threshold must be in [0, 1] for criterion='posterior' (a "
+                             "posterior probability), got %r" % (self.threshold,))
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the wrapped classifier (unless ``prefit``); returns self."""
@@ -132,10 +135,14 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
         labels, accepted = self.predict_with_reject(X)
         if accepted.all():
             return labels
-        try:
-            out = labels.astype(np.result_type(labels.dtype, np.asarray(self.reject_label_)))
-        except TypeError:
-            out = labels.astype(object)
+        reject = np.asarray(self.reject_label_)
+        if (labels.dtype.kind in "US") != (reject.dtype.kind in "US"):
+            out = labels.astype(object)     # numbers stay numbers beside a string label
+        else:
+            try:
+                out = labels.astype(np.result_type(labels.dtype, reject))
+            except TypeError:
+                out = labels.astype(object)
         if out.dtype.kind in "US" and len(str(self.reject_label_)) > out.dtype.itemsize // 4:
             out = labels.astype(object)
         out[~accepted] = self.reject_label_
