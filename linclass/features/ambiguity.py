@@ -341,6 +341,10 @@ class AmbiguityClasses(BaseEstimator, TransformerMixin):
                     or len(ts) != len(ws):
                 raise ValueError("%s: sentence %d has %d tokens but its tag sequence is %r"
                                  % (where, i, len(ws), ts))
+            for j, t in enumerate(ts):
+                if t is None or (isinstance(t, float) and t != t):
+                    raise ValueError("%s: y[%d][%d] is %r; tags must be strings or numbers"
+                                     % (where, i, j, t))
             ts = [str(t) for t in ts]
             tags.append(ts)
         return tags

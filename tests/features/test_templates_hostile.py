@@ -49,3 +49,11 @@ def test_numpy_string_sentences_work_like_lists(tmp_path):
     assert (X != X3).nnz == 0
     with pytest.raises(NotFittedError):
         _template().transform(SENTENCES)
+
+
+@pytest.mark.parametrize("bad", [None, float("nan")])
+def test_ambiguity_classes_refuse_a_missing_tag(bad):
+    from linclass.features import AmbiguityClasses
+    X = [["the", "dog"], ["a", "cat"]]
+    with pytest.raises(ValueError, match=r"y\[1\]\[1\]"):
+        AmbiguityClasses(n_folds=2).fit(X, [["D", "N"], ["D", bad]])
