@@ -358,6 +358,8 @@ class _ItemParser:
         m = _INT.match(self.text, self.i)
         if not m:
             self.fail("expected an integer offset inside [...]")
+        if abs(int(m.group())) > 2 ** 31 - 1:
+            self.fail("offset %s is out of range (at most 2**31 - 1 tokens away)" % m.group())
         self.i = m.end()
         self.expect("]")
         return Atom(name, int(m.group()), ())

@@ -57,3 +57,9 @@ def test_ambiguity_classes_refuse_a_missing_tag(bad):
     X = [["the", "dog"], ["a", "cat"]]
     with pytest.raises(ValueError, match=r"y\[1\]\[1\]"):
         AmbiguityClasses(n_folds=2).fit(X, [["D", "N"], ["D", bad]])
+
+
+def test_feature_template_offset_out_of_range_is_a_clear_error():
+    from linclass.features import FeatureTemplate
+    with pytest.raises(ValueError, match="out of range"):
+        FeatureTemplate(template="w[999999999999]").fit([["a", "b"]])
