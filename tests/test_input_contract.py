@@ -427,3 +427,24 @@ def test_reject_option_keeps_numeric_classes_numeric_and_checks_its_threshold():
     assert {type(v) for v in out.tolist() if v != "rej"} <= {int}
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         linclass.RejectOption(linclass.LogisticRegression(), threshold=2.0).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", ["MultiClassSVM", "KernelMultiClassSVM"])
+def test_loss_matrix_beyond_double_precision_is_refused(cls):
+    # losses of 1e300 swallowed every score: all samples were predicted as one class
+    X, y = np.random.default_rng(0).random((30, 6)), np.array([0, 1, 2] * 10)
+    for scale in (1e13, 1e300):
+        with pytest.raises(ValueError, match="loss_matrix holds values up to"):
+            getattr(linclass, cls)(loss_matrix=(1 - np.eye(3)) * scale).fit(X, y)
+
+
+def test_loss_matrix_and_c_scaled_together_keep_the_predictions():
+    # the advice the refusal gives: (c L, c C) has the solution c w of (L, C)
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(60, 4)), np.repeat([0, 1, 2], 20)
+    X += y[:, None]
+    L = np.array([[0, 1, 2], [1, 0, 1], [2, 1, 0]], dtype=float)
+    a = linclass.MultiClassSVM(loss_matrix=L, C=1.0, tol=1e-5).fit(X, y)
+    b = linclass.MultiClassSVM(loss_matrix=L * 10, C=10.0, tol=1e-5).fit(X, y)
+    np.testing.assert_allclose(b.coef_, 10 * a.coef_, rtol=1e-2, atol=1e-3)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))

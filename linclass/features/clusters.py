@@ -235,7 +235,9 @@ class WordClusters(BaseEstimator, TransformerMixin):
             stream.extend(ids.get(w, r_id) for w in words)
             stream.append(b_id)
         stream = np.asarray(stream, dtype=np.int64)
-        C = int(self.n_clusters)
+        # more clusters than word types leaves the extra ones empty (each word in
+        # its own cluster is then the partition): no C x C table beyond n_words
+        C = min(int(self.n_clusters), n_words)
         cls = (np.arange(n_words) % C).astype(np.int32)     # round robin by frequency
         (r_ptr, r_idx, r_dat), (l_ptr, l_idx, l_dat), self_count = _neighbours(stream, n_words)
         k = cls[stream]

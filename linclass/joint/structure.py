@@ -42,6 +42,10 @@ from ..structured.base import Structure
 __all__ = ["MultiClassStructure"]
 
 
+# largest loss the margin-rescaled solvers accept (see _check_loss_matrix)
+_MAX_LOSS = 1e12
+
+
 def _check_loss_matrix(loss_matrix, n_classes):
     L = np.array(as_float_param(loss_matrix, "loss_matrix"))
     if L.shape != (n_classes, n_classes):
@@ -52,6 +56,16 @@ def _check_loss_matrix(loss_matrix, n_classes):
     if np.any(np.diag(L) != 0):
         raise ValueError("loss_matrix must have a zero diagonal (loss(y, y) = 0)")
     off = ~np.eye(n_classes, dtype=bool)
+    largest = float(np.abs(L).max()) if L.size else 0.0
+    if largest > _MAX_LOSS:
+        # the solvers add losses to scores w . Phi(x, y) in double precision:
+        # beside a loss of 1e16 a score of 1 vanishes, and the argmax then
+        # follows the loss alone (every sample predicted as one class)
+        raise ValueError(
+            "loss_matrix holds values up to %.3g; above %.0e the scores w . Phi(x, y) "
+            "vanish beside the losses in double precision and the fit would predict "
+            "from the losses alone. Scaling the loss matrix and C by the same constant "
+            "scales the solution and keeps its predictions: divide both" % (largest, _MAX_LOSS))
     if np.any(L[off] <= 0):
         raise ValueError("loss_matrix must be > 0 off the diagonal (loss is zero "
                          "only for the correct class)")

@@ -258,16 +258,23 @@ class SubsequenceKernel(SequenceKernel):
         Divide by ``sqrt(k(s, s) k(t, t))`` (Lodhi et al. normalise this way);
         a sequence shorter than ``n`` has the zero feature vector and gets 0.
 
+    max_pair_size : int or None, default=400_000_000
+        Largest ``|s| * |t|`` of one pair of sequences the kernel accepts
+        (about 4 s of work per pair: two sequences of 20,000 symbols); a
+        longer pair raises ``ValueError`` naming the lengths instead of
+        running for minutes.  ``None`` removes the limit.
+
     Notes
     -----
     Cost ``O(n |s| |t|)`` per pair (Lodhi et al. 2002, section 3.1): keep
     sequences short (characters of a sentence, tokens of a document).
     """
 
-    def __init__(self, n=2, decay=0.5, normalize=True):
+    def __init__(self, n=2, decay=0.5, normalize=True, max_pair_size=400_000_000):
         self.n = n
         self.decay = decay
         self.normalize = normalize
+        self.max_pair_size = max_pair_size
 
     def _check(self):
         if isinstance(self.n, bool) or not isinstance(self.n, numbers.Integral) or self.n < 1:
@@ -275,10 +282,27 @@ class SubsequenceKernel(SequenceKernel):
         if isinstance(self.decay, bool) or not isinstance(self.decay, numbers.Real) \
                 or not 0.0 < float(self.decay) <= 1.0:
             raise ValueError("decay must be a number in (0, 1], got %r" % (self.decay,))
+        limit = self.max_pair_size
+        if limit is not None and (isinstance(limit, bool) or not isinstance(
+                limit, numbers.Real) or not limit >= 1):
+            raise ValueError("max_pair_size must be a number >= 1 or None, got %r" % (limit,))
         return int(self.n), float(self.decay)
+
+    def _check_pair_size(self, a, b):
+        """Refuse a pair of sequences whose dynamic program exceeds ``max_pair_size``."""
+        if self.max_pair_size is None or len(a[1]) < 2 or len(b[1]) < 2:
+            return
+        la, lb = int(np.diff(a[1]).max()), int(np.diff(b[1]).max())
+        if la * lb > self.max_pair_size:
+            raise ValueError(
+                "SubsequenceKernel: sequences of %d and %d symbols make a pair of size "
+                "%d > max_pair_size=%d (the cost is O(n |s| |t|) per pair, minutes at this "
+                "size); shorten the sequences, use SpectrumKernel, or raise max_pair_size "
+                "(None removes the limit)" % (la, lb, la * lb, self.max_pair_size))
 
     def _raw(self, a, b, symmetric):
         n, decay = self._check()
+        self._check_pair_size(a, b)
         from .._core._string_kernels import subsequence_gram
         return subsequence_gram(a_symbols=a[0], a_indptr=a[1], b_symbols=b[0], b_indptr=b[1],
                                 n=n, lam=decay, symmetric=symmetric)

@@ -253,3 +253,18 @@ def test_kernel_entry_points_check_word_and_order():
         _clusters.move_gains(word=8, **kw)
     with pytest.raises(ValueError, match="order"):
         _clusters.exchange_passes(order=np.array([0, 8], dtype=np.int32), max_iter=2, **kw)
+
+
+def test_more_clusters_than_words_puts_each_word_alone_without_a_huge_table():
+    """n_clusters=10**9 asked for a 10**9 x 10**9 count table (MemoryError): with
+    more clusters than word types every word is its own cluster, as with
+    n_clusters equal to the number of types."""
+    X = [["a", "b", "a", "c"], ["a", "b", "d"]]
+    huge = WordClusters(n_clusters=10 ** 9).fit(X)
+    exact = WordClusters(n_clusters=5).fit(X)          # 4 words and the boundary
+    assert huge.vocabulary_ == exact.vocabulary_
+    assert len(set(huge.vocabulary_.values())) == 4
+    assert huge.objective_ == pytest.approx(exact.objective_)
+    copy = WordClusters(n_clusters=10 ** 9)
+    copy._set_state(huge._get_state())
+    assert copy.transform(X) == huge.transform(X)

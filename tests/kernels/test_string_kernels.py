@@ -121,3 +121,18 @@ def test_bad_sequence_inputs():
         SubsequenceKernel(2, decay=1.5)(["abc"])
     with pytest.raises(ValueError, match="string or a list"):
         SpectrumKernel(2)([1.0, 2.0])
+
+
+def test_subsequence_kernel_refuses_a_pair_beyond_max_pair_size():
+    """Two 40,000-character strings ran for over a minute; the limit names the
+    lengths, ``None`` lifts it, and pairs under it are untouched."""
+    long_a, long_b = "ab" * 20_000, "ba" * 20_000
+    with pytest.raises(ValueError, match="40000 and 40000 symbols"):
+        SubsequenceKernel(2)([long_a], [long_b])
+    with pytest.raises(ValueError, match="max_pair_size"):
+        SubsequenceKernel(2, max_pair_size=10)(["abcd", "abcdef"])
+    with pytest.raises(ValueError, match="max_pair_size must be"):
+        SubsequenceKernel(2, max_pair_size=0)(["abc"])
+    small = ["abcd", "abce", "xbcd"]
+    np.testing.assert_array_equal(SubsequenceKernel(2, max_pair_size=16)(small),
+                                  SubsequenceKernel(2, max_pair_size=None)(small))
