@@ -142,6 +142,24 @@ def open_text(f, mode="r", *, encoding="utf-8"):
         wrapper.detach()
 
 
+def _undecodable_line(f, encoding):
+    """Line number (1-based) of the first byte of the path ``f`` that does not
+    decode as ``encoding``: the text reader decodes in chunks, so its error
+    offset is not a position in the file.  None for file objects (they cannot
+    be read again) or when the file cannot be re-read."""
+    if not isinstance(f, (str, os.PathLike)):
+        return None
+    try:
+        with _open_path(f, "r", "latin-1") as stream:      # one char per byte, never fails
+            raw = stream.read().encode("latin-1")
+        raw.decode(encoding)
+    except UnicodeDecodeError as err:
+        return raw.count(b"\n", 0, err.start) + 1
+    except (OSError, EOFError, ValueError):
+        return None
+    return None
+
+
 def read_text(f, *, encoding="utf-8"):
     """Read the whole of ``f`` as one string (newlines normalised to ``\\n``).
 
@@ -162,8 +180,9 @@ def read_text(f, *, encoding="utf-8"):
             text = stream.read()
     except UnicodeDecodeError as err:
         from ..exceptions import DataFormatError
+        line = _undecodable_line(f, encoding)
         raise DataFormatError("cannot decode the file as %s (%s)" % (encoding, err.reason),
-                              name) from err
+                              name, line) from err
     except (EOFError, OSError, ValueError) as err:   # corrupt .gz / .bz2 (zlib.error is OSError-like)
         if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise

@@ -127,3 +127,16 @@ def test_readers_refuse_devices():
     for reader in (read_conll, read_trees, load_svmlight_file):
         with pytest.raises(ValueError, match="is a device"):
             reader(os.devnull)
+
+
+@pytest.mark.parametrize("opener", [open, gzip.open])
+def test_undecodable_bytes_are_reported_with_their_line(tmp_path, opener):
+    # the text reader decodes in chunks: the line comes from the raw bytes
+    path = tmp_path / ("bad.conll" + (".gz" if opener is gzip.open else ""))
+    body = "".join("w%d X O\n" % i for i in range(5000)).encode() + b"espa\xf1ol NC O\n\n"
+    with opener(path, "wb") as f:
+        f.write(b"x\r\n" + body)
+    with pytest.raises(DataFormatError, match="cannot decode") as info:
+        read_conll(str(path))
+    assert info.value.lineno == 5002
+    assert str(info.value).startswith(str(path) + ":5002: ")
