@@ -26,11 +26,12 @@ No model re-implements these checks.
 import contextlib
 import numbers
 import sys
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from .exceptions import NotFittedError
+from .exceptions import DataConversionWarning, NotFittedError
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -236,6 +237,11 @@ def check_target(y, n_samples=None, *, name="y"):
     given = y
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
+        # an instance, so that filters on scikit-learn's class match its twin
+        warnings.warn(DataConversionWarning(
+            "A column-vector y was passed when a 1d array was expected. Please change "
+            "the shape of %s to (n_samples,), for example using ravel()." % name),
+            stacklevel=3)
         y = y.ravel()
     if y.dtype == object or (y.dtype.kind in "US" and not (
             isinstance(given, np.ndarray) and given.dtype.kind in "US")):

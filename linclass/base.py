@@ -530,6 +530,13 @@ class TransformerMixin:
         return tags
 
 
+def binary_decision(scores):
+    """scikit-learn's shape of ``decision_function``: class scores
+    (n_samples, n_classes), except for two classes, where the one column
+    ``scores[:, 1] - scores[:, 0]`` (positive means ``classes_[1]``)."""
+    return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
+
 def _version():
     from ._version import __version__
     return __version__

@@ -9,6 +9,7 @@ __all__ = [
     "ModelFormatError",
     "NotFittedError",
     "ConvergenceWarning",
+    "DataConversionWarning",
     "ModelVersionWarning",
 ]
 
@@ -58,7 +59,7 @@ class NotFittedError(ValueError, AttributeError):
 
     def __new__(cls, *args, **kwargs):
         if cls is NotFittedError:
-            cls = _not_fitted_class()
+            cls = _sklearn_twin(NotFittedError)
         return super().__new__(cls, *args, **kwargs)
 
     def __reduce__(self):
@@ -66,16 +67,34 @@ class NotFittedError(ValueError, AttributeError):
         return NotFittedError, self.args
 
 
-#: [the class NotFittedError(...) instantiates], resolved on first use
-_NOT_FITTED_CLASS = []
+class DataConversionWarning(UserWarning):
+    """The input had to be converted: a column-vector ``y`` of shape
+    ``(n_samples, 1)`` where a 1-D array was expected (it is ravelled).
+
+    Like :class:`NotFittedError`, an instance is also one of
+    ``sklearn.exceptions.DataConversionWarning`` when scikit-learn is
+    installed, so scikit-learn's warning filters apply to it."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls is DataConversionWarning:
+            cls = _sklearn_twin(DataConversionWarning)
+        return super().__new__(cls, *args, **kwargs)
+
+    def __reduce__(self):
+        return DataConversionWarning, self.args
 
 
-def _not_fitted_class():
-    """NotFittedError, or a subclass of it and of scikit-learn's when
-    scikit-learn is installed (imported here, at the first error, not at
+#: linclass class -> the class its constructor instantiates, resolved on first use
+_TWINS = {}
+
+
+def _sklearn_twin(own):
+    """``own``, or a subclass of it and of scikit-learn's class of the same name
+    when scikit-learn is installed (imported here, at the first instance, not at
     ``import linclass``)."""
-    if _NOT_FITTED_CLASS:
-        return _NOT_FITTED_CLASS[0]
+    twin = _TWINS.get(own)
+    if twin is not None:
+        return twin
     import importlib.util
     import sys
     sklearn_class = None
@@ -83,18 +102,18 @@ def _not_fitted_class():
     try:
         if module is None and importlib.util.find_spec("sklearn") is not None:
             import sklearn.exceptions as module
-        sklearn_class = getattr(module, "NotFittedError", None)
+        sklearn_class = getattr(module, own.__name__, None)
     except Exception:       # a broken scikit-learn install must not hide the error
         sklearn_class = None
     if isinstance(sklearn_class, type) and issubclass(sklearn_class, BaseException) \
-            and not issubclass(NotFittedError, sklearn_class):
-        both = type("NotFittedError", (NotFittedError, sklearn_class),
-                    {"__module__": __name__, "__qualname__": "NotFittedError",
-                     "__doc__": NotFittedError.__doc__})
+            and not issubclass(own, sklearn_class):
+        twin = type(own.__name__, (own, sklearn_class),
+                    {"__module__": __name__, "__qualname__": own.__name__,
+                     "__doc__": own.__doc__})
     else:
-        both = NotFittedError
-    _NOT_FITTED_CLASS.append(both)
-    return both
+        twin = own
+    _TWINS[own] = twin
+    return twin
 
 
 class ConvergenceWarning(UserWarning):

@@ -8,7 +8,7 @@ from .._validation import check_array, check_finite_output, check_random_state
 from ..base import ClassifierMixin
 
 __all__ = ["clone_estimator", "check_estimator_protocol", "posteriors", "binary_scores",
-           "stratified_folds", "aligned_columns", "MetaClassifierMixin"]
+           "stratified_folds", "cv_splits", "aligned_columns", "MetaClassifierMixin"]
 
 
 def clone_estimator(estimator):
@@ -112,11 +112,14 @@ def stratified_folds(codes, n_folds, random_state):
 
 
 def check_cv(cv):
-    """``"prefit"``, an integer >= 2 (folds) or a fraction in (0, 1) (held-out share)."""
+    """``"prefit"``, an integer >= 2 (stratified folds), a fraction in (0, 1)
+    (held-out share), a splitter with ``split(X, y)`` (scikit-learn's
+    ``KFold``, ``StratifiedKFold``, ...) or an iterable of ``(train, test)``
+    index arrays (returned as a list)."""
     if isinstance(cv, str):
         if cv != "prefit":
-            raise ValueError("cv must be an integer >= 2, 'prefit' or a fraction in (0, 1), "
-                             "got %r" % (cv,))
+            raise ValueError("cv must be an integer >= 2, 'prefit', a fraction in (0, 1), a "
+                             "splitter or (train, test) index pairs, got %r" % (cv,))
         return cv
     if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
         if cv < 2:
@@ -124,8 +127,50 @@ def check_cv(cv):
         return int(cv)
     if isinstance(cv, numbers.Real) and not isinstance(cv, bool) and 0.0 < cv < 1.0:
         return float(cv)
-    raise ValueError("cv must be an integer >= 2, 'prefit' or a fraction in (0, 1), got %r"
-                     % (cv,))
+    if hasattr(cv, "split") and not isinstance(cv, (bytes, np.ndarray)):
+        return cv
+    if hasattr(cv, "__iter__") and not isinstance(cv, (bytes, np.ndarray, numbers.Number)):
+        return list(cv)
+    raise ValueError("cv must be an integer >= 2, 'prefit', a fraction in (0, 1), a splitter "
+                     "or (train, test) index pairs, got %r" % (cv,))
+
+
+def cv_splits(cv, codes, X, y, random_state):
+    """``(train, test)`` index arrays of the folds of a checked ``cv`` that is
+    an integer, a splitter or a list of index pairs (each index checked to be
+    a row of the data, each fold to have data on both sides)."""
+    n = len(codes)
+    if isinstance(cv, int):
+        fold = stratified_folds(codes, cv, random_state)
+        return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(cv)]
+    pairs = list(cv.split(X, y)) if hasattr(cv, "split") else cv
+    if not pairs:
+        raise ValueError("cv gives no (train, test) split")
+    splits = []
+    for k, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError("cv split %d is not a (train, test) pair" % k)
+        train, test = (_fold_indices(part, n, "cv split %d %s" % (k, side))
+                       for part, side in zip(pair, ("train", "test")))
+        if not len(train) or not len(test):
+            raise ValueError("cv split %d leaves no data to fit or none to hold out" % k)
+        splits.append((train, test))
+    return splits
+
+
+def _fold_indices(part, n, where):
+    idx = np.asarray(part)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise ValueError("%s: a boolean mask needs %d entries, got shape %r"
+                             % (where, n, idx.shape))
+        return np.flatnonzero(idx)
+    if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise ValueError("%s must be 1-D integer indices, got %r" % (where, idx.dtype))
+    idx = idx.astype(np.intp)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError("%s holds indices outside [0, %d)" % (where, n))
+    return idx
 
 
 def holdout_split(codes, fraction, random_state):
@@ -199,6 +244,17 @@ class MetaClassifierMixin(ClassifierMixin):
         if n_features is not None and getattr(inner, "n_features_in_", n_features) != n_features:
             raise ValueError("estimator_ has %r features, the model %r"
                              % (inner.n_features_in_, n_features))
+
+    def _wrapped(self):
+        """The classifier to wrap: ``estimator``, or ``LogisticRegression()`` when
+        it is None (a prefit meta-estimator needs its fitted estimator given)."""
+        if self.estimator is not None:
+            return self.estimator
+        if getattr(self, "prefit", False) or getattr(self, "cv", None) == "prefit":
+            raise ValueError("%s: prefit needs the fitted estimator, got estimator=None"
+                             % type(self).__name__)
+        from ..linear import LogisticRegression
+        return LogisticRegression()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

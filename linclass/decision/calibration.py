@@ -38,7 +38,7 @@ from .._validation import (check_classification_target, check_is_fitted, check_s
                            check_state_array)
 from ..base import BaseEstimator
 from ._common import (MetaClassifierMixin, as_rows, check_cv, check_estimator_protocol,
-                      fit_clone, holdout_split, scores_matrix, stratified_folds, take_rows)
+                      cv_splits, fit_clone, holdout_split, scores_matrix, take_rows)
 
 __all__ = ["CalibratedClassifier", "fit_platt", "fit_isotonic"]
 
@@ -127,14 +127,16 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier
+    estimator : classifier, default=None (``LogisticRegression()``)
         With ``decision_function`` or ``predict_proba``.
     method : {"sigmoid", "isotonic"}, default="sigmoid"
-    cv : int, float or "prefit", default=5
+    cv : int, float, "prefit", splitter or iterable, default=5
         Folds of a stratified cross-validation (out-of-fold scores calibrate,
         then the classifier is refitted on all the data); a held-out share in
         (0, 1); or ``"prefit"`` (``estimator`` is fitted; ``fit`` receives
-        the calibration data).
+        the calibration data).  A splitter with ``split(X, y)`` (scikit-learn's
+        ``StratifiedKFold``, ...) or ``(train, test)`` index pairs give the
+        folds: the held-out scores of every test fold are pooled.
     response : {"auto", "decision_function", "predict_proba"}, default="auto"
     random_state : int, Generator or None
 
@@ -180,7 +182,7 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the classifier and the calibration map; returns self."""
-        check_estimator_protocol(self.estimator, [("decision_function", "predict_proba")],
+        check_estimator_protocol(self._wrapped(), [("decision_function", "predict_proba")],
                                  "CalibratedClassifier")
         if self.method not in ("sigmoid", "isotonic"):
             raise ValueError("method must be 'sigmoid' or 'isotonic', got %r" % (self.method,))
@@ -195,28 +197,29 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
         self.classes_ = classes
         k = len(classes)
         if cv == "prefit":
-            check_is_fitted(self.estimator, "classes_")
-            if list(np.asarray(self.estimator.classes_)) != list(classes):
+            check_is_fitted(self._wrapped(), "classes_")
+            if list(np.asarray(self._wrapped().classes_)) != list(classes):
                 raise ValueError("the prefit estimator's classes %r differ from those of the "
-                                 "calibration data %r" % (list(self.estimator.classes_),
+                                 "calibration data %r" % (list(self._wrapped().classes_),
                                                           list(classes)))
-            est = self.estimator
+            est = self._wrapped()
             S, truth, w = scores_matrix(est, X, k, self.response), codes, sample_weight
         elif isinstance(cv, float):
             held = holdout_split(codes, cv, self.random_state)
-            est = fit_clone(self.estimator, take_rows(X, ~held), y[~held], sample_weight[~held])
+            est = fit_clone(self._wrapped(), take_rows(X, ~held), y[~held], sample_weight[~held])
             S = scores_matrix(est, take_rows(X, held), k, self.response)
             truth, w = codes[held], sample_weight[held]
         else:
-            fold = stratified_folds(codes, cv, self.random_state)
-            S = np.empty((n, 1 if k == 2 else k))
-            for f in range(cv):
-                test = fold == f
-                part = fit_clone(self.estimator, take_rows(X, ~test), y[~test],
-                                 sample_weight[~test])
-                S[test] = scores_matrix(part, take_rows(X, test), k, self.response)
-            est = fit_clone(self.estimator, X, y, sample_weight)
-            truth, w = codes, sample_weight
+            # out-of-fold scores of every test fold (a splitter's folds may overlap
+            # or leave samples out: each held-out score counts once per fold)
+            parts = []
+            for train, test in cv_splits(cv, codes, X, y, self.random_state):
+                part = fit_clone(self._wrapped(), take_rows(X, train), y[train],
+                                 sample_weight[train])
+                parts.append((scores_matrix(part, take_rows(X, test), k, self.response),
+                              codes[test], sample_weight[test]))
+            S, truth, w = (np.concatenate(p) for p in zip(*parts))
+            est = fit_clone(self._wrapped(), X, y, sample_weight)
         columns = [truth == 1] if k == 2 else [truth == c for c in range(k)]
         self.calibrators_ = []
         for j, positive in enumerate(columns):

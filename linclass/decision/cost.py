@@ -74,7 +74,7 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier with ``predict_proba``
+    estimator : classifier with ``predict_proba``, default=None (``LogisticRegression()``)
         Fitted (with ``prefit=True``) or cloned and fitted by :meth:`fit`.
     cost_matrix : array-like (n_classes, n_classes) or None, default=None
         None: the 0/1 cost (argmax of the posterior).  ``cost_matrix[k, j]``:
@@ -111,12 +111,12 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the wrapped classifier (unless ``prefit``) and check the costs."""
-        check_estimator_protocol(self.estimator, ["predict_proba"], "CostSensitiveClassifier")
+        check_estimator_protocol(self._wrapped(), ["predict_proba"], "CostSensitiveClassifier")
         if self.prefit:
-            check_is_fitted(self.estimator, "classes_")
-            est = self.estimator
+            check_is_fitted(self._wrapped(), "classes_")
+            est = self._wrapped()
         else:
-            est = clone_estimator(self.estimator)
+            est = clone_estimator(self._wrapped())
             if sample_weight is None:
                 est.fit(X, y)
             else:

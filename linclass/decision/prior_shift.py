@@ -113,7 +113,7 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier with ``predict_proba``
+    estimator : classifier with ``predict_proba``, default=None (``LogisticRegression()``)
     priors : array-like (n_classes,), "estimate" or None, default=None
         The deployment priors.  None: the training priors (no change);
         ``"estimate"``: call :meth:`estimate_priors` on unlabelled deployment
@@ -148,12 +148,12 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the estimator (unless ``prefit``) and record the training priors."""
-        check_estimator_protocol(self.estimator, ["predict_proba"], "PriorShiftClassifier")
+        check_estimator_protocol(self._wrapped(), ["predict_proba"], "PriorShiftClassifier")
         if self.prefit:
-            check_is_fitted(self.estimator, "classes_")
-            est = self.estimator
+            check_is_fitted(self._wrapped(), "classes_")
+            est = self._wrapped()
         else:
-            est = clone_estimator(self.estimator)
+            est = clone_estimator(self._wrapped())
             est = est.fit(X, y) if sample_weight is None else \
                 est.fit(X, y, sample_weight=sample_weight)
         self.estimator_ = est

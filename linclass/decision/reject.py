@@ -31,7 +31,7 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier
+    estimator : classifier, default=None (``LogisticRegression()``)
         With ``predict_proba`` (``criterion="posterior"``) or
         ``decision_function`` (``criterion="margin"``).
     threshold : float, default=0.0
@@ -75,12 +75,12 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
         """Fit the wrapped classifier (unless ``prefit``); returns self."""
         self._check_params()
         need = "predict_proba" if self.criterion == "posterior" else "decision_function"
-        check_estimator_protocol(self.estimator, [need], "RejectOption")
+        check_estimator_protocol(self._wrapped(), [need], "RejectOption")
         if self.prefit:
-            check_is_fitted(self.estimator, "classes_")
-            est = self.estimator
+            check_is_fitted(self._wrapped(), "classes_")
+            est = self._wrapped()
         else:
-            est = clone_estimator(self.estimator)
+            est = clone_estimator(self._wrapped())
             est = est.fit(X, y) if sample_weight is None else \
                 est.fit(X, y, sample_weight=sample_weight)
         self.estimator_ = est

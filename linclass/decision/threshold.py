@@ -23,7 +23,7 @@ from .._validation import (check_classification_target, check_int_param, check_i
                            check_sample_weight)
 from ..base import BaseEstimator
 from ._common import (MetaClassifierMixin, as_rows, binary_scores, check_cv,
-                      check_estimator_protocol, fit_clone, holdout_split, stratified_folds, take_rows)
+                      check_estimator_protocol, cv_splits, fit_clone, holdout_split, take_rows)
 
 __all__ = ["ThresholdTuner"]
 
@@ -62,18 +62,20 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : binary classifier
+    estimator : binary classifier, default=None (``LogisticRegression()``)
         With ``decision_function`` or ``predict_proba``.
     scoring : str or callable, default="balanced_accuracy"
         ``"balanced_accuracy"``, ``"accuracy"``, ``"f1"`` or ``"youden"``.
         The metric maximised; a callable ``scoring(y_true, y_pred) -> float``
         (labels of ``classes_``) is evaluated at up to ``n_thresholds``
         quantiles of the scores.
-    cv : int, float or "prefit", default=5
+    cv : int, float, "prefit", splitter or iterable, default=5
         Folds of a stratified cross-validation (out-of-fold scores; the model
         is then refitted on all the data), a held-out share in (0, 1) (the
         model stays fitted on the rest), or ``"prefit"``: ``estimator`` is
-        fitted and ``fit(X, y)`` receives the validation data.
+        fitted and ``fit(X, y)`` receives the validation data.  A splitter with ``split(X, y)`` (scikit-learn's
+        ``StratifiedKFold``, ...) or ``(train, test)`` index pairs give the
+        folds: the held-out scores of every test fold are pooled.
     response : {"auto", "decision_function", "predict_proba"}, default="auto"
     n_thresholds : int, default=200
         Candidates for a callable ``scoring``.
@@ -101,29 +103,30 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
     def _heldout_scores(self, X, y, codes, sample_weight):
         cv = check_cv(self.cv)
         if cv == "prefit":
-            check_is_fitted(self.estimator, "classes_")
-            if list(np.asarray(self.estimator.classes_)) != list(self.classes_):
+            check_is_fitted(self._wrapped(), "classes_")
+            if list(np.asarray(self._wrapped().classes_)) != list(self.classes_):
                 raise ValueError("the prefit estimator's classes %r differ from those of y %r"
-                                 % (list(self.estimator.classes_), list(self.classes_)))
-            return self.estimator, binary_scores(self.estimator, X, self.response), \
+                                 % (list(self._wrapped().classes_), list(self.classes_)))
+            return self._wrapped(), binary_scores(self._wrapped(), X, self.response), \
                 codes, sample_weight
         if isinstance(cv, float):
             held = holdout_split(codes, cv, self.random_state)
-            est = fit_clone(self.estimator, take_rows(X, ~held), y[~held], sample_weight[~held])
+            est = fit_clone(self._wrapped(), take_rows(X, ~held), y[~held], sample_weight[~held])
             return est, binary_scores(est, take_rows(X, held), self.response), \
                 codes[held], sample_weight[held]
-        fold = stratified_folds(codes, cv, self.random_state)
-        scores = np.empty(len(codes))
-        for f in range(cv):
-            test = fold == f
-            est = fit_clone(self.estimator, take_rows(X, ~test), y[~test], sample_weight[~test])
-            scores[test] = binary_scores(est, take_rows(X, test), self.response)
-        est = fit_clone(self.estimator, X, y, sample_weight)
-        return est, scores, codes, sample_weight
+        # out-of-fold scores of every test fold (see CalibratedClassifier)
+        parts = []
+        for train, test in cv_splits(cv, codes, X, y, self.random_state):
+            est = fit_clone(self._wrapped(), take_rows(X, train), y[train], sample_weight[train])
+            parts.append((binary_scores(est, take_rows(X, test), self.response), codes[test],
+                          sample_weight[test]))
+        scores, truth, w = (np.concatenate(p) for p in zip(*parts))
+        est = fit_clone(self._wrapped(), X, y, sample_weight)
+        return est, scores, truth, w
 
     def fit(self, X, y, sample_weight=None):
         """Fit (or take) the classifier and choose the threshold; returns self."""
-        check_estimator_protocol(self.estimator, [("decision_function", "predict_proba")],
+        check_estimator_protocol(self._wrapped(), [("decision_function", "predict_proba")],
                                  "ThresholdTuner")
         if self.response not in ("auto", "decision_function", "predict_proba"):
             raise ValueError("response must be 'auto', 'decision_function' or 'predict_proba', "

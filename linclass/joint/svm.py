@@ -34,7 +34,7 @@ from .._validation import (check_array, check_classification_target, check_finit
                            check_finite_output, check_no_overflow,
                            check_is_fitted, check_n_features, check_positive,
                            check_sample_weight, check_target, encode_labels)
-from ..base import BaseEstimator, ClassifierMixin
+from ..base import BaseEstimator, ClassifierMixin, binary_decision
 from ..structured.learners import StructuredSVM
 from .structure import MultiClassStructure
 from .taxonomy import TaxonomyStructure
@@ -229,7 +229,11 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
-        """Class scores, shape (n_samples, n_classes)."""
+        """Class scores, shape (n_samples, n_classes); for two classes the
+        difference ``F(x, classes_[1]) - F(x, classes_[0])``, shape (n_samples,)."""
+        return binary_decision(self._class_scores(X))
+
+    def _class_scores(self, X):
         check_is_fitted(self, "coef_")
         X = check_array(X)
         check_n_features(X, self.n_features_in_, owner=self)
@@ -239,7 +243,7 @@ class MultiClassSVM(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Highest-scoring class of each sample."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        return self.classes_[np.argmax(self._class_scores(X), axis=1)]
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy (weighted if ``sample_weight`` is given)."""

@@ -155,6 +155,11 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
     def _n_outputs(self):
         return "any"                    # 1-D, or one column per target
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True            # y may be (n_samples, n_targets)
+        return tags
+
     def predict(self, X):
         """``k(X, X_fit_) @ dual_coef_``."""
         return self._raw_predict(X)

@@ -27,6 +27,7 @@ seeding", SODA (the landmark seeding); Zhang, Tsang & Kwok (2008),
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -127,8 +128,8 @@ class MercerMap(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_landmarks : int, default=100
-        Number ``m`` of landmark rows taken from the training data
-        (1 <= m <= n_samples).
+        Number ``m`` of landmark rows taken from the training data; with
+        fewer samples every sample is a landmark (and a warning says so).
     kernel : {"rbf", "poly", "linear"}, default="rbf"
     gamma : float or None, default=None
         Kernel width (None: ``1 / n_features``).
@@ -179,9 +180,13 @@ class MercerMap(TransformerMixin, BaseEstimator):
         X = check_X(X)
         n_samples, n_features = X.shape
         check_positive(self.n_landmarks, "n_landmarks", integer=True)
-        if self.n_landmarks > n_samples:
-            raise ValueError("n_landmarks=%d exceeds the number of samples (n_samples = %d); "
-                             "a landmark is a training row" % (self.n_landmarks, n_samples))
+        m = int(self.n_landmarks)
+        if m > n_samples:
+            # a landmark is a training row: all of them (as scikit-learn's Nystroem does)
+            warnings.warn("MercerMap: n_landmarks=%d exceeds the number of samples "
+                          "(n_samples = %d); every sample is a landmark" % (m, n_samples),
+                          UserWarning, stacklevel=2)
+            m = n_samples
         if self.landmarks not in _LANDMARKS:
             raise ValueError("landmarks must be one of %s, got %r"
                              % (_LANDMARKS, self.landmarks))
@@ -191,7 +196,6 @@ class MercerMap(TransformerMixin, BaseEstimator):
         kernel, gamma = _check_kernel(self.kernel, self.gamma, self.degree, self.coef0,
                                       n_features)
         rng = check_random_state(self.random_state)
-        m = int(self.n_landmarks)
         if self.landmarks == "uniform":
             idx = np.sort(rng.choice(n_samples, m, replace=False))
         else:

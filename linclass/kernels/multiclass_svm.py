@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from .._core import _kernel_multiclass
 from .._validation import (check_classification_target, check_is_fitted, check_positive,
                            check_sample_weight, check_target, draw_seed)
-from ..base import BaseEstimator, ClassifierMixin
+from ..base import BaseEstimator, ClassifierMixin, binary_decision
 from ..exceptions import ConvergenceWarning
 from ..joint.svm import class_structure
 from .composition import check_mercer
@@ -290,14 +290,18 @@ class KernelMultiClassSVM(RepresenterMixin, ClassifierMixin, BaseEstimator):
         return self._gram(X, self.X_fit_)
 
     def decision_function(self, X):
-        """Class scores ``F(x, y)``, shape (n_samples, n_classes)."""
+        """Class scores ``F(x, y)``, shape (n_samples, n_classes); for two classes
+        ``F(x, classes_[1]) - F(x, classes_[0])``, shape (n_samples,)."""
+        return binary_decision(self._class_scores(X))
+
+    def _class_scores(self, X):
         Ks = self._support_kernel(X)
         G = self.class_vectors_ @ self.class_vectors_.T
         return np.asarray(Ks @ (self.dual_coef_.T @ G)) + self.intercept_
 
     def predict(self, X):
         """Highest-scoring class of each sample."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        return self.classes_[np.argmax(self._class_scores(X), axis=1)]
 
     @property
     def coef_(self):

@@ -75,9 +75,9 @@ from ._common import (single_threaded_blas, CheckedScoreMixin, lbfgs_progress, l
                       resolve_n_jobs)
 from .._validation import check_max_iter, iteration_budget
 from .._validation import check_classification_target, check_finite_output
-from .._validation import (check_array, check_is_fitted, check_positive, check_sample_weight,
-                           check_target, encode_labels)
-from ..base import BaseEstimator, ClassifierMixin
+from .._validation import (check_array, check_is_fitted, check_n_features, check_positive,
+                           check_sample_weight, check_target, encode_labels)
+from ..base import BaseEstimator, ClassifierMixin, binary_decision
 from ..exceptions import ConvergenceWarning
 
 __all__ = ["MaxEnt"]
@@ -279,6 +279,15 @@ def _joint_rows(ids, values, example, n_examples, table, n_weights):
     return sp.csr_matrix((data, indices, indptr), shape=(n_examples * table.shape[1], n_weights))
 
 
+def _as_input(X):
+    """Array-likes that are not lists (pandas frames, objects with
+    ``__array__``) as numpy arrays; lists (featuresets, candidate matrices),
+    arrays and sparse matrices as given."""
+    if isinstance(X, (list, tuple, np.ndarray)) or sp.issparse(X) or not hasattr(X, "__array__"):
+        return X
+    return np.asarray(X)
+
+
 class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
     """Conditional maximum entropy classifier with class-specific features.
 
@@ -392,9 +401,8 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
             X = check_array(X)
             if fitting:
                 self.n_features_in_ = X.shape[1]
-            elif X.shape[1] != self.n_features_in_:
-                raise ValueError("X has %d features, but the model was fitted with %d"
-                                 % (X.shape[1], self.n_features_in_))
+            else:
+                check_n_features(X, self.n_features_in_, owner=self)
             X = sp.csr_matrix(X) if not sp.issparse(X) else X
             # row i*K + k = X[i] placed in column block k
             F = sp.kron(X, sp.eye(n_classes, format="csr"), format="csr")
@@ -573,6 +581,9 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         for attr in ("vocabulary_", "correction_", "coef_", "_table_cache"):
             self.__dict__.pop(attr, None)
         self.vocabulary_ = None
+        X = _as_input(X)
+        if self._input_kind(X) == _NUMERIC:
+            X = check_array(X)           # X's problems (complex, NaN) before y's
         n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
         if self.classes is not None:
             y = check_target(y, n_samples)
@@ -804,8 +815,14 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ predict --
     def decision_function(self, X):
-        """Scores ``lam @ f(x, y)`` of every class, shape (n_samples, n_classes)."""
+        """Scores ``lam @ f(x, y)`` of every class, shape (n_samples, n_classes);
+        for two classes their difference (class ``classes_[1]`` minus
+        ``classes_[0]``), shape (n_samples,)."""
+        return binary_decision(self._class_scores(X))
+
+    def _class_scores(self, X):
         check_is_fitted(self, "coef_")
+        X = _as_input(X)
         F, n_samples = self._joint_matrix(X, fitting=False)
         n_weights = self.coef_.shape[0]
         if F.shape[1] < n_weights:
@@ -823,12 +840,12 @@ class MaxEnt(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Predicted class label of each sample (the highest-scoring class)."""
-        scores = self.decision_function(X)          # checks that the model is fitted
+        scores = self._class_scores(X)              # checks that the model is fitted
         return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_log_proba(self, X):
         """Log of the class probabilities, shape (n_samples, n_classes), without underflow."""
-        return log_softmax(self.decision_function(X))
+        return log_softmax(self._class_scores(X))
 
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""

@@ -394,8 +394,8 @@ class RankSVM(BaseEstimator):
         self.n_queries_ = len(layout.query_ptr) - 1
         if self.n_queries_ == 0:
             raise ValueError("no query has two documents with different grades "
-                             "(%d queries skipped); there is no preference to learn"
-                             % layout.n_skipped)
+                             "(%d queries skipped, n_samples = %d); there is no preference "
+                             "to learn" % (layout.n_skipped, X.shape[0]))
         # every document of a kept query has a pair, which weighs > 0 when the
         # document does: no positive weight there would train a null model
         if not (weights[layout.order] > 0).any():

@@ -84,8 +84,17 @@ def test_repeated_landmarks_stay_finite():
     assert np.isfinite(phi.transform(X)).all()
 
 
+def test_more_landmarks_than_samples_uses_every_sample_with_a_warning():
+    X = _data(30)
+    with pytest.warns(UserWarning, match="exceeds the number of samples"):
+        big = MercerMap(n_landmarks=100, random_state=0).fit(X)
+    exact = MercerMap(n_landmarks=30, random_state=0).fit(X)
+    assert len(big.landmark_indices_) == 30
+    np.testing.assert_allclose(np.abs(big.transform(X)), np.abs(exact.transform(X)),
+                               atol=1e-8)
+
+
 @pytest.mark.parametrize("params, match", [
-    (dict(n_landmarks=100), "exceeds"),
     (dict(n_landmarks=0), "n_landmarks"),
     (dict(n_landmarks=5, kernel="sigmoid"), "kernel"),
     (dict(n_landmarks=5, gamma=-1.0), "gamma"),

@@ -290,20 +290,13 @@ try:
 except ImportError:     # pragma: no cover
     parametrize_with_checks = None
 
-_EXPECTED = {
-    "check_supervised_y_2d": "linclass accepts a column-vector y without "
-                             "scikit-learn's DataConversionWarning",
-    "check_sample_weight_equivalence_on_dense_data": "stochastic learner: a repeated "
-    "example is visited twice, a weight of 2 doubles one step; the fits differ by design",
-    "check_sample_weight_equivalence_on_sparse_data": "stochastic learner: a repeated "
-    "example is visited twice, a weight of 2 doubles one step; the fits differ by design",
-}
+from linclass.utils import expected_failed_checks  # noqa: E402
 
 if parametrize_with_checks is not None:
     @parametrize_with_checks([SGDClassifier(random_state=0, max_iter=50, tol=None),
                               SGDClassifier(loss="logistic", average=True, random_state=0,
                                             max_iter=50, tol=None)],
-                             expected_failed_checks=lambda est: _EXPECTED)
+                             expected_failed_checks=expected_failed_checks)
     def test_sklearn_compatible(estimator, check):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
