@@ -831,7 +831,9 @@ class NLTKParser(_ParserI):
     tags: see :func:`treebank_tree`); ``parse(words)`` yields the best tree (an
     ``nltk.Tree``) as NLTK's ``ViterbiParser`` does, ``parse_one`` returns it
     (None when there is no parse); ``predict(sentences)`` returns a list of
-    ``nltk.Tree`` or None; ``score(X, trees)`` is the PARSEVAL labelled F1, where
+    ``nltk.Tree`` or None (``parse`` of a PCFG yields an ``nltk.ProbabilisticTree``
+    with the parse's probability, as ``ViterbiParser``); ``score(X, trees)`` is
+    the PARSEVAL labelled F1, where
     ``X`` are sentences or the trees themselves (their words after deletion).
     """
 
@@ -866,33 +868,44 @@ class NLTKParser(_ParserI):
             raise NotFittedError("this NLTKParser is not fitted yet; call fit(trees) first")
         return parser
 
+    def _best(self, sentences):
+        """(linclass tree or None, natural log-probability or None) per sentence."""
+        parser = self._fitted()
+        sentences = [_sentence(x) for x in sentences]
+        if not isinstance(parser, PCFG):
+            return [(tree, None) for tree in parser.predict(sentences)]
+        out = []
+        for words in sentences:
+            try:
+                out.append(parser.parse(words, return_log_prob=True))
+            except NoParseError:           # a word that no rule covers
+                out.append((None, None))
+        return out
+
     def predict(self, X):
         """The best tree of each sentence (words, or a tree whose words are
         parsed) as an ``nltk.Tree``; None where the grammar has no parse."""
-        parser = self._fitted()
-        sentences = [_sentence(x) for x in X]
-        if isinstance(parser, PCFG):
-            out = []
-            for words in sentences:
-                try:
-                    out.append(parser.parse(words))
-                except NoParseError:       # a word that no rule covers
-                    out.append(None)
-        else:
-            out = parser.predict(sentences)
-        return [None if t is None else to_nltk_tree(t) for t in out]
-
-    def parse(self, sent, *args, **kwargs):
-        """An iterator over the best parse of ``sent`` (empty when there is none),
-        as ``nltk.ViterbiParser.parse``."""
-        tree = self.predict([sent])[0]
-        return iter([] if tree is None else [tree])
-
-    def parse_one(self, sent, *args, **kwargs):
-        return self.predict([sent])[0]
+        return [None if tree is None else to_nltk_tree(tree) for tree, _ in self._best(X)]
 
     def parse_sents(self, sents, *args, **kwargs):
-        return (iter([] if t is None else [t]) for t in self.predict(sents))
+        """An iterator per sentence over its best parse (none when there is no
+        parse), as ``nltk.ViterbiParser``: with a PCFG an
+        ``nltk.ProbabilisticTree`` carrying the parse's probability."""
+        from nltk import ProbabilisticTree
+        for tree, log_prob in self._best(sents):
+            if tree is None:
+                yield iter(())
+                continue
+            tree = to_nltk_tree(tree)
+            if log_prob is not None:
+                tree = ProbabilisticTree(tree.label(), list(tree), prob=math.exp(log_prob))
+            yield iter((tree,))
+
+    def parse(self, sent, *args, **kwargs):
+        return next(self.parse_sents([sent]))
+
+    def parse_one(self, sent, *args, **kwargs):
+        return next(self.parse(sent), None)
 
     def grammar(self):
         """The grammar as an ``nltk.PCFG`` (PCFG parsers)."""

@@ -342,9 +342,62 @@ def test_parser_takes_and_returns_nltk_trees():
     best = parser.parse_one("The board joined the chairman .".split())
     assert isinstance(best, nltk.Tree) and best.label() == "S"
     assert list(parser.parse("The board joined the chairman .".split())) == [best]
+    assert best.prob() > 0                           # a ProbabilisticTree, as ViterbiParser
     assert isinstance(parser.grammar(), nltk.PCFG)
     with pytest.raises(TypeError, match="list of words"):
         parser.predict(["The board joined"])
+
+
+def test_viterbi_parser_doctest():
+    """NLTK's parse.doctest (ViterbiParser with toy_pcfg2), the grammar read by
+    linclass's PCFG and parsed behind NLTKParser."""
+    from linclass.parsing import PCFG
+    text = """
+        S    -> NP VP         [1.0]
+        VP   -> V NP          [.59]
+        VP   -> V             [.40]
+        VP   -> VP PP         [.01]
+        NP   -> Det N         [.41]
+        NP   -> Name          [.28]
+        NP   -> NP PP         [.31]
+        PP   -> P NP          [1.0]
+        V    -> 'saw'         [.21]
+        V    -> 'ate'         [.51]
+        V    -> 'ran'         [.28]
+        N    -> 'boy'         [.11]
+        N    -> 'cookie'      [.12]
+        N    -> 'table'       [.13]
+        N    -> 'telescope'   [.14]
+        N    -> 'hill'        [.5]
+        Name -> 'Jack'        [.52]
+        Name -> 'Bob'         [.48]
+        P    -> 'with'        [.61]
+        P    -> 'under'       [.39]
+        Det  -> 'the'         [.41]
+        Det  -> 'a'           [.31]
+        Det  -> 'my'          [.28]
+        """
+    parser = NLTKParser(PCFG.from_string(text))
+    tokens = "Jack saw Bob with my cookie".split()
+    printed = [str(t) for t in parser.parse(tokens)]
+    assert printed == ["""(S
+  (NP (Name Jack))
+  (VP
+    (V saw)
+    (NP
+      (NP (Name Bob))
+      (PP (P with) (NP (Det my) (N cookie)))))) (p=6.31607e-06)"""]
+    reference = nltk.ViterbiParser(nltk.PCFG.fromstring(text))
+    for sentence, ties in (("the boy saw Jack with Bob under the table with a telescope", True),
+                           ("Bob ran", False), ("Jack ate a cookie under the hill", False)):
+        words = sentence.split()
+        ours, theirs = parser.parse_one(words), next(reference.parse(words))
+        assert ours.prob() == pytest.approx(theirs.prob(), rel=1e-9)
+        if not ties:                                 # equally probable trees may differ
+            assert str(ours) == str(theirs)
+    assert list(parser.parse("Bob ran ran".split())) == []
+    with pytest.raises(ValueError, match="already estimated"):
+        parser.fit([nltk.Tree.fromstring(TRACED[2])])
 
 
 def test_discriminative_parser_behind_nltk_trees():
