@@ -301,6 +301,20 @@ class BaseEstimator:
         state["_linclass_version"] = _version()
         return state
 
+    def __reduce_ex__(self, protocol):
+        # models whose file is far smaller than their Python objects pickle as
+        # that file (one format: the pickle is the .npz's bytes, never larger)
+        if self._pickle_as_model_file and _has_fitted_attributes(self):
+            import io
+            from .persistence import save_model
+            buffer = io.BytesIO()
+            save_model(self, buffer)
+            return _model_from_file_bytes, (buffer.getvalue(),)
+        return super().__reduce_ex__(protocol)
+
+    #: pickle a fitted model as its model file (see ``__reduce_ex__``)
+    _pickle_as_model_file = False
+
     def __setstate__(self, state):
         state = dict(state)
         written_by = state.pop("_linclass_version", None)
@@ -321,8 +335,15 @@ class BaseEstimator:
         from .persistence import save_model
         return save_model(self, path)
 
+    #: fitted attributes that serve only continued training (``warm_start``),
+    #: not prediction: kept in memory and in pickles, left out of saved files
+    #: (a model file holds what predicts; a loaded model warm-starts from
+    #: ``coef_`` alone)
+    _training_only = ()
+
     def _get_state(self):
-        """Fitted state to persist: every attribute ending in ``_``.
+        """Fitted state to persist: every attribute ending in ``_`` except
+        those in ``_training_only``.
 
         Models holding objects that ``linclass.persistence`` cannot encode
         (anything beyond numbers, strings, lists, dicts, numpy arrays, CSR
@@ -330,7 +351,7 @@ class BaseEstimator:
         :meth:`_set_state`.
         """
         return {k: v for k, v in vars(self).items()
-                if k.endswith("_") and not k.startswith("_")}
+                if k.endswith("_") and not k.startswith("_") and k not in self._training_only}
 
     def _set_state(self, state):
         for k, v in state.items():
@@ -528,6 +549,14 @@ class TransformerMixin:
         tags = super().__sklearn_tags__()
         tags.transformer_tags = TransformerTags()
         return tags
+
+
+def _model_from_file_bytes(data):
+    """Unpickle a model pickled as its model file (``BaseEstimator.__reduce_ex__``)."""
+    import io
+    from .persistence import load
+    # no size bound: whoever can hand over a pickle can already run any code
+    return load(io.BytesIO(data), max_bytes=2 ** 62)
 
 
 def binary_decision(scores):

@@ -71,6 +71,7 @@ class _MultiClassDualSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
     """Shared fit of the two multi-class duals (subclasses set ``_kernel``)."""
 
     _name = None
+    _training_only = ("dual_coef_",)        # for warm_start; a model file holds what predicts
 
     def __init__(self, C=1.0, tol=1e-3, max_iter=1000, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, warm_start=False, random_state=None):

@@ -292,11 +292,14 @@ class LinearSVC(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         Final primal objective of each problem (``penalty="l1"`` only; see
         :func:`l1_svm_objective`).
     dual_coef_ : ndarray of shape (n_problems, n_samples)
-        Dual variables ``alpha`` (``dual_cd`` only).
+        Dual variables ``alpha`` (``dual_cd`` only), for ``warm_start``; not
+        written by :meth:`save` (a model file holds what predicts).
     dual_objective_ : ndarray of shape (n_problems,)
         Final dual objective of each problem (``dual_cd`` only; see
         :func:`svm_dual_objective`).
     """
+
+    _training_only = ("dual_coef_",)
 
     def __init__(self, C=1.0, loss="squared_hinge", solver="dual_cd", tol=1e-4, max_iter=1000,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, shrinking=True,
