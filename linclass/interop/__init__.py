@@ -13,7 +13,12 @@ May import: ``linclass.base``, ``linclass._validation``, ``linclass.datasets``,
 ``linclass.exceptions``, ``linclass.metrics``, the public estimators (through
 ``linclass``, ``linclass.linear``, ``linclass.parsing``); nothing imports from here.
 """
-from .nltk import _DROPIN, FeaturesetEncoder, NLTKClassifier, from_nltk_tree, to_nltk_tree
+from .nltk import FeaturesetEncoder, NLTKClassifier, from_nltk_tree, to_nltk_tree
+
+# NLTK's own classes, answered by linclass (issue #39), in ._nltk_dropin, which
+# imports NLTK: loaded on the first access to one of these names
+_DROPIN = ("MaxentClassifier", "ConditionalExponentialClassifier", "NaiveBayesClassifier",
+           "NLTKParser", "treebank_tree")
 
 __all__ = ["FeaturesetEncoder", "MaxentClassifier", "NLTKClassifier", "NLTKParser",
            "NaiveBayesClassifier", "from_nltk_tree", "to_nltk_tree", "treebank_tree"]

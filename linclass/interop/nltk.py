@@ -26,20 +26,11 @@ import scipy.sparse as sp
 from ..datasets.trees import Tree
 from ..exceptions import NotFittedError
 
-__all__ = ["FeaturesetEncoder", "NLTKClassifier", "to_nltk_tree", "from_nltk_tree",
-           "MaxentClassifier", "NaiveBayesClassifier", "NLTKParser", "treebank_tree"]
+__all__ = ["FeaturesetEncoder", "NLTKClassifier", "to_nltk_tree", "from_nltk_tree"]
 
-# NLTK's own classes, answered by linclass (issue #39): in :mod:`._nltk_dropin`,
-# which imports NLTK, loaded on the first access to one of these names
-_DROPIN = ("MaxentClassifier", "ConditionalExponentialClassifier", "NaiveBayesClassifier",
-           "NLTKParser", "treebank_tree")
-
-
-def __getattr__(name):
-    if name in _DROPIN:
-        from . import _nltk_dropin
-        return getattr(_nltk_dropin, name)
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+# NLTK's own classes answered by linclass (MaxentClassifier, NaiveBayesClassifier,
+# NLTKParser) are in :mod:`._nltk_dropin`, which imports NLTK: the package
+# ``linclass.interop`` loads it on the first access to one of them.
 
 
 def _check_featureset(featureset, where):

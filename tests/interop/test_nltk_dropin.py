@@ -119,8 +119,8 @@ def test_classes_are_nltk_classifiers_and_keep_nltk_signatures():
         assert issubclass(ours, nltk.classify.api.ClassifierI)
         assert inspect.signature(ours.train) == inspect.signature(theirs.train)
     assert issubclass(NLTKParser, nltk.parse.api.ParserI)
-    import linclass.interop.nltk as bridge
-    assert bridge.MaxentClassifier is MaxentClassifier
+    import linclass.interop as interop
+    assert interop.MaxentClassifier is MaxentClassifier
 
 
 def test_naive_bayes_doctest():
