@@ -278,7 +278,7 @@ def plot_precision_recall(y_true, y_score, *, pos_label=None, sample_weight=None
 
 
 def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=None, ax=None,
-                          figsize=(5, 4.5), max_labels=50):
+                          figsize=None, max_labels=50):
     """Confusion matrix as a heat map with the counts (or rates) written in the cells.
 
     Parameters
@@ -289,7 +289,10 @@ def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=None, ax=Non
     normalize : {None, "true", "pred", "all"}
         As :func:`linclass.metrics.confusion_matrix`.
     ax : matplotlib Axes, optional
-    figsize : (float, float)
+    figsize : (float, float), optional
+        Default: grows with the number of classes and the length of their
+        names, so that tick labels and cell values stay readable (and inside
+        the figure) from 2 to 50 classes.
     max_labels : int, default=50
         Refuse more classes than this (a heat map of them is unreadable).
 
@@ -303,27 +306,42 @@ def plot_confusion_matrix(y_true, y_pred, *, labels=None, normalize=None, ax=Non
         labels = np.unique(np.concatenate([np.asarray(y_true).ravel(),
                                            np.asarray(y_pred).ravel()]))
     labels = [str(label) for label in labels]
-    if len(labels) > max_labels:
+    k = len(labels)
+    if k > max_labels:
         raise ValueError("%d classes: more than max_labels=%d for a readable confusion "
-                         "matrix" % (len(labels), max_labels))
+                         "matrix" % (k, max_labels))
+    # cells of ~0.45 inch up to 12 classes, shrinking to ~0.3 inch; label
+    # margins from the longest name (at ~0.09 inch per character of 9-point text)
+    cell = 0.45 if k <= 12 else max(0.3, 0.45 - 0.01 * (k - 12))
+    longest = max((len(label) for label in labels), default=1)
+    margin = min(0.09 * longest, 3.0) + 0.9
+    tick_size = 9 if k <= 12 else max(6, 9 - (k - 12) // 4)
+    cell_size = 8 if k <= 12 else max(5, 8 - (k - 12) // 4)
+    if figsize is None:
+        side = max(3.0, cell * k)
+        figsize = (side + margin + 1.4, side + margin + 0.6)     # colour bar, title
     figure, ax = _new_axes(ax, figsize)
     image = ax.imshow(matrix, cmap="Blues", interpolation="nearest")
-    figure.colorbar(image, ax=ax)
-    ticks = np.arange(len(labels))
+    figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    ticks = np.arange(k)
     ax.set_xticks(ticks)
-    ax.set_xticklabels(labels, rotation=45, ha="right")
+    ax.set_xticklabels(labels, rotation=45 if longest > 2 else 0,
+                       ha="right" if longest > 2 else "center",
+                       rotation_mode="anchor", fontsize=tick_size)
     ax.set_yticks(ticks)
-    ax.set_yticklabels(labels)
+    ax.set_yticklabels(labels, fontsize=tick_size)
     top = matrix.max() if matrix.size else 0
     for i in range(matrix.shape[0]):
         for j in range(matrix.shape[1]):
             value = matrix[i, j]
             text = ("%d" % value) if normalize is None else ("%.2f" % value)
             ax.text(j, i, text, ha="center", va="center",
-                    color="white" if top and value > top / 2 else "black", fontsize=8)
+                    color="white" if top and value > top / 2 else "black", fontsize=cell_size)
     ax.set_xlabel("predicted label")
     ax.set_ylabel("true label")
     ax.set_title("Confusion matrix")
+    if ax.figure is figure and len(figure.axes) == 2:         # our own figure: fit it
+        figure.tight_layout()
     return figure
 
 

@@ -85,3 +85,54 @@ def test_confusion_matrix_plot_refuses_too_many_classes():
     y = np.arange(60)
     with pytest.raises(ValueError, match="max_labels"):
         plotting.plot_confusion_matrix(y, y)
+
+
+def _overlap(a, b):
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.parametrize("n_classes", [2, 5, 9, 12, 20])
+@pytest.mark.parametrize("names", ["short", "long"])
+def test_confusion_matrix_labels_stay_inside_and_apart(n_classes, names):
+    """At 9 classes the tick labels were clipped: every tick label and cell value
+    must lie inside the figure, neighbours must not overlap, text >= 5 points."""
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(n_classes)
+    classes = [("c%d" % i) if names == "short" else
+               ("comp.sys.ibm.pc.hardware.%d" % i) for i in range(n_classes)]
+    y = np.array(classes)[rng.integers(0, n_classes, 400)]
+    pred = np.where(rng.random(400) < 0.7, y, np.array(classes)[rng.integers(0, n_classes, 400)])
+    figure = plotting.plot_confusion_matrix(y, pred)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    frame = figure.bbox
+    ax = figure.axes[0]
+    for ticks in (ax.get_xticklabels(), ax.get_yticklabels()):
+        boxes = [t.get_window_extent(renderer) for t in ticks]
+        assert len(boxes) == n_classes
+        for t, box in zip(ticks, boxes):
+            assert t.get_fontsize() >= 5
+            assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, t.get_text()
+            assert frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1, t.get_text()
+    # neighbours: horizontal labels must not overlap; labels rotated by r
+    # degrees are parallel lines whose distance, spacing * sin(r), must exceed
+    # the text height (their axis-aligned boxes overlap anyway)
+    y_boxes = [t.get_window_extent(renderer) for t in ax.get_yticklabels()]
+    assert not any(_overlap(a, b) for a, b in zip(y_boxes, y_boxes[1:]))
+    x_ticks = ax.get_xticklabels()
+    rotation = x_ticks[0].get_rotation()
+    if rotation == 0:
+        x_boxes = [t.get_window_extent(renderer) for t in x_ticks]
+        assert not any(_overlap(a, b) for a, b in zip(x_boxes, x_boxes[1:]))
+    else:
+        spacing = abs(ax.transData.transform((1, 0))[0] - ax.transData.transform((0, 0))[0])
+        height = x_ticks[0].get_fontsize() * figure.dpi / 72.0
+        assert spacing * np.sin(np.radians(rotation)) >= height
+    cells = list(ax.texts)
+    assert len(cells) == n_classes ** 2
+    for t in cells:
+        box = t.get_window_extent(renderer)
+        assert frame.contains((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2)
+        assert t.get_fontsize() >= 5
