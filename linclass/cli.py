@@ -896,6 +896,17 @@ def cmd_bench(args):
     return EXIT_OK
 
 
+def cmd_liblinear(args):
+    """``liblinear-train`` / ``liblinear-predict``: LIBLINEAR's command lines
+    (:mod:`linclass.interop.liblinear_cli`)."""
+    from .interop import liblinear_cli
+    try:
+        return liblinear_cli.run(args, check_inputs=_check_inputs, check_outputs=_check_outputs,
+                                 emit=_emit)
+    except liblinear_cli.CommandError as exc:
+        raise CLIError(str(exc), exc.code) from exc
+
+
 def cmd_demo(args):
     from .demo import run_demo
     return run_demo(quick=args.quick)
@@ -1029,6 +1040,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_evaluate)
 
+    for name, usage in (("liblinear-train", "[options] training_set_file [model_file]"),
+                        ("liblinear-predict", "[options] test_file model_file output_file")):
+        p = sub.add_parser(name, add_help=False, usage="linclass %s %s" % (name, usage),
+                           help="LIBLINEAR's %s command line, run by linclass (see "
+                           "'linclass %s --help')" % (name.split("-")[1], name))
+        p.add_argument("liblinear_args", nargs=argparse.REMAINDER, help="LIBLINEAR's options "
+                       "and file names")
+        p.set_defaults(func=cmd_liblinear)
+
     p = sub.add_parser("bench", help="run the benchmark suites (source checkout only)",
                        add_help=False)
     p.add_argument("bench_args", nargs=argparse.REMAINDER,
@@ -1049,10 +1069,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv[:1] == ["bench"]:
         # everything after 'bench' (including --help) belongs to benchmarks/run.py
         return cmd_bench(argparse.Namespace(command="bench", bench_args=argv[1:]))
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:     # reported by the command's own parser: "linclass predict: error: ..."
-        parser.commands.get(args.command, parser).error(
-            "unrecognized arguments: %s" % " ".join(unknown))
+    debug = argv[:1] == ["--debug"]
+    if argv[debug:debug + 1] in (["liblinear-train"], ["liblinear-predict"]):
+        # LIBLINEAR's options (-c 4, -w-1 0.5, -B -1) are not argparse's: parsed by the command
+        args = argparse.Namespace(command=argv[debug], func=cmd_liblinear, debug=debug,
+                                  liblinear_args=argv[debug + 1:])
+    else:
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:     # reported by the command's own parser: "linclass predict: error: ..."
+            parser.commands.get(args.command, parser).error(
+                "unrecognized arguments: %s" % " ".join(unknown))
     try:
         return args.func(args)
     except KeyboardInterrupt:
