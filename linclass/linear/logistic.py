@@ -58,6 +58,7 @@ Andrew, G. & Gao, J. (2007). Scalable training of L1-regularized log-linear mode
 ICML (the L1 objective; solved here by variable splitting instead of OWL-QN).
 """
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -480,7 +481,7 @@ def logistic_data_term(X, codes, sample_weight, theta, *, n_classes, fit_interce
 R_GOAL = 0.5
 
 
-def _tron(objective, theta, *, tol, max_iter, verbose=0):
+def _tron(objective, theta, *, tol, max_iter, verbose=0, callback=None):
     """Trust-region Newton method (Lin, Weng & Keerthi, 2008, Algorithm 2) with
     the diagonal preconditioner of Hsia, Chiang & Lin (2018).
 
@@ -551,6 +552,8 @@ def _tron(objective, theta, *, tol, max_iter, verbose=0):
             M = _preconditioner(objective)
         else:
             objective.D = D_current     # the Hessian stays the one at theta
+        if callback is not None:
+            callback(theta, f, g)
         if verbose:
             print("tron iter %3d  f %.10g  |g| %.3e  delta %.3e" % (n_iter, f, np.linalg.norm(g),
                                                                delta))
@@ -613,8 +616,16 @@ def logistic_solver(X, n_classes, penalty, solver="auto"):
     return "newton" if hessian_work <= NEWTON_MAX_PASSES * pass_work else "lbfgs"
 
 
+def _scipy_callback(record):
+    """A ``scipy.optimize.minimize`` callback (scipy passes its ``OptimizeResult``
+    to a parameter named ``intermediate_result``) that records the objective."""
+    def callback(intermediate_result):
+        record(intermediate_result.x, intermediate_result.fun)
+    return callback
+
+
 def _newton(objective, theta, *, tol, max_iter, verbose=0,
-            ftol=64 * np.finfo(float).eps):
+            ftol=64 * np.finfo(float).eps, callback=None):
     """Newton's method with the exact Hessian and a backtracking (Armijo) line search.
 
     ``objective.l2`` gives the scaled objective and gradient and stores the
@@ -668,6 +679,8 @@ def _newton(objective, theta, *, tol, max_iter, verbose=0,
             return theta, f, n_iter, True
         f_old = f
         theta, f, g = theta_new, f_new, g_new
+        if callback is not None:
+            callback(theta, f, g)
         if verbose:
             print("LogisticRegression newton iter %3d  f %.10g  max|g| %.3e  step %g"
                   % (n_iter, f, np.max(np.abs(g)), step))
@@ -796,6 +809,11 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         The solver that ran (``"lbfgs"``, ``"newton"`` or ``"tron"``; see ``solver``).
     objective_ : float
         Final value of the (unscaled) objective above.
+    history_ : list of dict
+        One row per solver iteration: ``iteration``, ``objective`` (unscaled),
+        ``gradient_max`` (largest gradient entry; not for ``penalty="l1"``)
+        and ``time`` (seconds since the solver started); see
+        :func:`linclass.metrics.plotting.plot_training_history`.
     """
 
     def __init__(self, penalty="l2", C=1.0, *, fit_intercept=True, penalize_intercept=False,
@@ -982,24 +1000,40 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _solve(self, objective, theta0, l1, solver):
-        """(theta, objective / scale, n_iter, converged) of the chosen solver."""
+        """(theta, objective / scale, n_iter, converged) of the chosen solver;
+        one row per iteration in ``history_``."""
+        self.history_ = history = []
+        start = time.perf_counter()
+
+        def record(theta, f, g=None):
+            row = {"iteration": len(history) + 1, "objective": float(f) * objective.scale}
+            if g is not None:
+                row["gradient_max"] = float(np.max(np.abs(g))) * objective.scale
+            row["time"] = time.perf_counter() - start
+            history.append(row)
+
         if solver == "tron":
             return _tron(objective, theta0, tol=self.tol, max_iter=iteration_budget(self.max_iter),
-                         verbose=self.verbose)
+                         verbose=self.verbose, callback=record)
         if solver == "newton":
             return _newton(objective, theta0, tol=self.tol,
-                           max_iter=iteration_budget(self.max_iter), verbose=self.verbose)
+                           max_iter=iteration_budget(self.max_iter), verbose=self.verbose,
+                           callback=record)
         if l1:
-            return self._fit_l1(objective, theta0)
+            return self._fit_l1(objective, theta0, record)
         progress = lbfgs_progress("LogisticRegression", self.verbose)
-        callback = None if progress is None else (
-            lambda x, f, g: progress(OptimizeResult(x=x, fun=f, jac=g)))
+
+        def callback(x, f, g):
+            record(x, f, g)
+            if progress is not None:
+                progress(OptimizeResult(x=x, fun=f, jac=g))
+
         return lbfgs_minimize(objective.l2, theta0, gtol=self.tol,
                               max_iter=iteration_budget(self.max_iter),
                               callback=callback, threads=getattr(objective, "threads", None),
                               max_abs=objective.grad_max_abs, fun_into=objective.l2_into)
 
-    def _fit_l1(self, objective, theta0):
+    def _fit_l1(self, objective, theta0, record):
         """L1 by splitting theta = u - v with u, v >= 0 where penalised."""
         ratio = float(self.l1_ratio) if self.penalty == "elasticnet" else 1.0
         lam = ratio * objective.inv_var
@@ -1021,7 +1055,7 @@ class LogisticRegression(CheckedScoreMixin, ClassifierMixin, BaseEstimator):
         bounds = [(0, None) if p else (None, None) for p in penalized] + \
                  [(0, None) if p else (0, 0) for p in penalized]
         result = minimize(fun, np.concatenate([u0, v0]), method="L-BFGS-B", jac=True,
-                          bounds=bounds,
+                          bounds=bounds, callback=_scipy_callback(record),
                           options=dict(maxiter=iteration_budget(self.max_iter), gtol=self.tol,
                                        ftol=64 * np.finfo(float).eps, maxls=50))
         theta = result.x[:n] - result.x[n:]
