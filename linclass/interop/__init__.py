@@ -9,9 +9,13 @@ access.  ``nltk`` also makes any linclass classifier an NLTK classifier (``train
 :class:`linclass.datasets.Tree` and ``nltk.Tree``.  linclass never needs the
 other library: it is imported only when a function needs one of its objects.
 
+``liblinear_cli`` is LIBLINEAR's ``train`` / ``predict`` command line
+(``linclass liblinear-train``, ``linclass liblinear-predict``).
+
 May import: ``linclass.base``, ``linclass._validation``, ``linclass.datasets``,
 ``linclass.exceptions``, ``linclass.metrics``, the public estimators (through
-``linclass``, ``linclass.linear``, ``linclass.parsing``); nothing imports from here.
+``linclass``, ``linclass.linear``, ``linclass.parsing``); only ``linclass.cli``
+imports from here (the LIBLINEAR commands).
 """
 from .nltk import FeaturesetEncoder, NLTKClassifier, from_nltk_tree, to_nltk_tree
 
