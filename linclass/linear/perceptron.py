@@ -86,6 +86,9 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
         Epochs run by the last ``fit`` (or total over ``partial_fit`` calls).
     mistakes_per_epoch_ : ndarray of int
         Misclassified training points in each epoch of the last call.
+    history_ : list of dict
+        The same, one row per epoch (``epoch``, ``mistakes``), as
+        :func:`linclass.metrics.plotting.plot_training_history` draws it.
 
     Notes
     -----
@@ -134,6 +137,7 @@ class Perceptron(LinearDecisionMixin, ClassifierMixin, BaseEstimator):
             stop_when_separated=stop_when_separated, record_mistakes=record_mistakes)
         self._n_seen = n_seen
         self.mistakes_per_epoch_ = mistakes
+        self.history_ = [{"epoch": e + 1, "mistakes": int(m)} for e, m in enumerate(mistakes)]
         return n_run, mistakes, log
 
     def _rng_source(self):

@@ -1,5 +1,5 @@
-"""LogisticRegression records one row per solver iteration in ``history_``,
-which plot_training_history draws (it raised for LogisticRegression)."""
+"""Iterative linear models record one row per iteration in ``history_``, which
+plot_training_history draws (it raised for LogisticRegression)."""
 import numpy as np
 import pytest
 
@@ -46,3 +46,12 @@ def test_history_survives_save_and_load(tmp_path):
     model = linclass.LogisticRegression().fit(X, y)
     loaded = linclass.load(model.save(tmp_path / "lr.npz"))
     assert loaded.history_ == model.history_
+
+
+def test_perceptron_history_is_its_mistakes_per_epoch():
+    X, y = _data()
+    model = linclass.Perceptron(max_iter=6, random_state=0, shuffle=True)
+    with pytest.warns(linclass.ConvergenceWarning):
+        model.fit(X, y)
+    assert [r["epoch"] for r in model.history_] == list(range(1, model.n_iter_ + 1))
+    assert [r["mistakes"] for r in model.history_] == model.mistakes_per_epoch_.tolist()
