@@ -42,9 +42,11 @@ Rabiner (1989), "A tutorial on hidden Markov models" (scaling); Sha and
 Pereira (2003), "Shallow parsing with conditional random fields".  The caller
 (linclass.sequence.crf) validates every array: no bounds checks happen here.
 """
-from libc.math cimport exp, log, INFINITY
-from libc.stdlib cimport malloc, free
+from libc.math cimport exp, log, sqrt, INFINITY
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memset
+
+from linclass._core._debug cimport debug_check_index
 
 import numpy as np
 
@@ -281,6 +283,61 @@ cdef int forward_backward(Workspace* ws, Py_ssize_t n, Py_ssize_t K, double tran
     return 0
 
 
+cdef double path_score(const double* E, Py_ssize_t Kp, Py_ssize_t K, const double* trans,
+                       const int* path, Py_ssize_t n) noexcept nogil:
+    """Score of the label path ``path[0..n-1]`` under the emission scores E
+    (n x Kp) and the transitions (K x K): sum_t E[t, y_t] + sum_{t>=1} trans[y_{t-1}, y_t]."""
+    cdef Py_ssize_t t
+    cdef double total = 0.0
+    for t in range(n):
+        total += E[t * Kp + path[t]]
+    for t in range(1, n):
+        total += trans[path[t - 1] * K + path[t]]
+    return total
+
+
+cdef double viterbi_path(Workspace* ws, Py_ssize_t n, Py_ssize_t K, const double* trans,
+                         int* out) noexcept nogil:
+    """Best label path through the emission scores ws.E (n >= 1 tokens, n x Kp)
+    and the transitions (K x K) into out[0..n-1]; returns its score.  Ties go
+    to the smallest label index.  Uses ws.alpha and ws.back."""
+    cdef Py_ssize_t Kp = ws.Kp, t, j, k
+    cdef int arg
+    cdef double best, v
+    cdef double* prev
+    cdef double* cur
+    # delta_t in alpha rows: delta_t[k] = E[t, k] + max_j delta_{t-1}[j] + trans[j, k]
+    for k in range(K):
+        ws.alpha[k] = ws.E[k]
+    for t in range(1, n):
+        prev = ws.alpha + (t - 1) * Kp
+        cur = ws.alpha + t * Kp
+        for k in range(K):
+            cur[k] = prev[0] + trans[k]
+            ws.back[t * K + k] = 0
+        for j in range(1, K):
+            for k in range(K):
+                v = prev[j] + trans[j * K + k]
+                if v > cur[k]:
+                    cur[k] = v
+                    ws.back[t * K + k] = <int>j
+        for k in range(K):
+            cur[k] += ws.E[t * Kp + k]
+    prev = ws.alpha + (n - 1) * Kp
+    best = prev[0]
+    arg = 0
+    for k in range(1, K):
+        if prev[k] > best:
+            best = prev[k]
+            arg = <int>k
+    out[n - 1] = arg
+    t = n - 1
+    while t > 0:
+        out[t - 1] = ws.back[t * K + out[t]]
+        t -= 1
+    return best
+
+
 cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr_label,
                            Py_ssize_t K, const int* indices, const double* data,
                            const int* indptr, Py_ssize_t row0, Py_ssize_t n,
@@ -309,10 +366,7 @@ cdef int sentence_gradient(const double* w, const int* attr_ptr, const int* attr
                     ws.E)
     if w_scale != 1.0:
         emission_rescale(ws.E, n, K, Kp, w_scale, start, stop)
-    for t in range(n):
-        gold_score += ws.E[t * Kp + gold[t]]
-    for t in range(1, n):
-        gold_score += trans[gold[t - 1] * K + gold[t]]
+    gold_score = path_score(ws.E, Kp, K, trans, gold, n)
     status = forward_backward(ws, n, K, trans_shift, &lz)
     if status != 0:
         return status
@@ -532,12 +586,9 @@ def viterbi(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_la
     token) and its score into scores[s].  Ties go to the smallest label index."""
     cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
     cdef Py_ssize_t Kp = lc_crf_pad(K)
-    cdef Py_ssize_t s, row0, n, t, j, k, max_len, n_tokens
+    cdef Py_ssize_t s, row0, n, max_len, n_tokens
     cdef Workspace ws
-    cdef int status = 0, arg
-    cdef double best, v
-    cdef double* prev
-    cdef double* cur
+    cdef int status = 0
     cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
     cdef const double* w_ptr = &w[0] if w.shape[0] > 0 else NULL
@@ -564,36 +615,7 @@ def viterbi(const double[::1] w, const int[::1] attr_ptr, const int[::1] attr_la
                     continue
                 emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, Kp, ind_ptr, data_ptr,
                                 &indptr[0], row0, n, &start[0], &stop[0], ws.E)
-                # delta_t in alpha rows: delta_t[k] = E[t, k] + max_j delta_{t-1}[j] + trans[j, k]
-                for k in range(K):
-                    ws.alpha[k] = ws.E[k]
-                for t in range(1, n):
-                    prev = ws.alpha + (t - 1) * Kp
-                    cur = ws.alpha + t * Kp
-                    for k in range(K):
-                        cur[k] = prev[0] + trans[0, k]
-                        ws.back[t * K + k] = 0
-                    for j in range(1, K):
-                        for k in range(K):
-                            v = prev[j] + trans[j, k]
-                            if v > cur[k]:
-                                cur[k] = v
-                                ws.back[t * K + k] = <int>j
-                    for k in range(K):
-                        cur[k] += ws.E[t * Kp + k]
-                prev = ws.alpha + (n - 1) * Kp
-                best = prev[0]
-                arg = 0
-                for k in range(1, K):
-                    if prev[k] > best:
-                        best = prev[k]
-                        arg = <int>k
-                scores[s] = best
-                out[row0 + n - 1] = arg
-                t = n - 1
-                while t > 0:
-                    out[row0 + t - 1] = ws.back[t * K + out[row0 + t]]
-                    t -= 1
+                scores[s] = viterbi_path(&ws, n, K, &trans[0, 0], &out[row0])
         workspace_free(&ws)
     if status != 0:
         raise MemoryError("viterbi: cannot allocate the workspace")
@@ -701,3 +723,250 @@ def sgd_epoch(double[::1] w, const int[::1] attr_ptr, const int[::1] attr_label,
     if status == 2:
         raise MemoryError("sgd_epoch: cannot allocate the workspace")
     return nll, t, scale, status
+
+
+# update rules of online_epoch (C constants; the Python names below mirror them)
+cdef enum:
+    RULE_PERCEPTRON = 0
+    RULE_PA = 1
+    RULE_PA1 = 2
+    RULE_PA2 = 3
+    RULE_AROW = 4
+
+ONLINE_PERCEPTRON = RULE_PERCEPTRON
+ONLINE_PA = RULE_PA
+ONLINE_PA1 = RULE_PA1
+ONLINE_PA2 = RULE_PA2
+ONLINE_AROW = RULE_AROW
+
+
+cdef inline Py_ssize_t state_feature(const int* attr_ptr, const int* attr_label, int f,
+                                     int label, Py_ssize_t K) noexcept nogil:
+    """Id of the state feature (attribute f, label), or -1 when the model has none
+    (the labels of an attribute are sorted: a dense row, else binary search)."""
+    cdef Py_ssize_t lo = attr_ptr[f], hi = attr_ptr[f + 1], mid
+    if hi - lo == K:
+        return lo + label
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if attr_label[mid] < label:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < attr_ptr[f + 1] and attr_label[lo] == label:
+        return lo
+    return -1
+
+
+cdef inline void delta_add(double* delta, char* used, Py_ssize_t* active, Py_ssize_t* n_active,
+                           Py_ssize_t q, double v) noexcept nogil:
+    """delta[q] += v, recording q once in the active list."""
+    if not used[q]:
+        used[q] = 1
+        active[n_active[0]] = q
+        n_active[0] += 1
+    delta[q] += v
+
+
+def online_epoch(double[::1] w, const int[::1] attr_ptr, const int[::1] attr_label,
+                 double[:, ::1] trans, const double[:, ::1] trans_mask,
+                 const int[::1] indices, const double[::1] data, const int[::1] indptr,
+                 const long long[::1] sent_offsets, const int[::1] gold,
+                 const long long[::1] order, double[::1] w_aux, double[:, ::1] trans_aux, *,
+                 int rule, double c=1.0, bint error_sensitive=True, double gamma=1.0,
+                 double counter=1.0):
+    """One epoch of an online learner over the CRF's features, visiting the
+    sentences ``order`` (CRFsuite's ``ap``, ``pa`` and ``arow`` trainers).
+
+    Each sentence is decoded with the current weights (``viterbi_path``); when
+    the best path differs from the gold one in ``d > 0`` labels, the weights
+    move along ``delta = phi(x, gold) - phi(x, best)`` (only the features the
+    model has: state features of the table, transitions with
+    ``trans_mask != 0``):
+
+    * ``ONLINE_PERCEPTRON`` (Collins 2002): ``w += delta``; loss ``d / n``.
+    * ``ONLINE_PA``, ``ONLINE_PA1``, ``ONLINE_PA2`` (Crammer et al. 2006):
+      ``w += tau * delta`` with ``cost = score(best) - score(gold) + sqrt(d)``
+      (``+ 1`` when not ``error_sensitive``) and ``tau = cost / ||delta||^2``,
+      ``min(c, cost / ||delta||^2)`` or ``cost / (||delta||^2 + 1 / (2 c))``.
+
+      For these, ``w_aux``/``trans_aux`` accumulate ``counter * step`` (the
+      lazy-averaging sums: the average of the weights after each sentence is
+      ``w - w_aux / counter`` at the end); ``counter`` grows by one per sentence.
+    * ``ONLINE_AROW`` (Crammer, Kulesza, Dredze 2009, diagonal covariance):
+      ``cost = score(best) - score(gold) + d``, ``alpha = cost / (gamma +
+      sum delta^2 var)``, ``w += alpha var delta``, ``var = 1 / (1 / var +
+      delta^2 / gamma)``; ``w_aux``/``trans_aux`` hold ``var``.
+
+    Returns (sum of the costs, counter, number of updates, status); status 2:
+    out of memory.  The caller validates every array (no bounds checks here).
+    """
+    cdef Py_ssize_t K = trans.shape[0], n_sent = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t Kp = lc_crf_pad(K)
+    cdef Py_ssize_t j, s, t, p, q, i, row0, n, max_len, max_nnz, n_tokens
+    cdef Py_ssize_t n_state = w.shape[0], n_order = order.shape[0], n_active = 0
+    cdef Py_ssize_t n_attributes = attr_ptr.shape[0] - 1
+    cdef Py_ssize_t n_updates = 0
+    cdef Workspace ws
+    cdef int status = 0, d, yg, yv, f
+    cdef double loss = 0.0, sv, sc, v, cost, norm2, tau, step, frac
+    cdef double* delta = NULL
+    cdef double* dtrans = NULL
+    cdef char* used = NULL
+    cdef Py_ssize_t* active = NULL
+    cdef int* best = NULL
+    cdef double* zeros = NULL
+    cdef const int* ind_ptr = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const double* data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* w_ptr = &w[0] if n_state > 0 else NULL
+    cdef double* aux_ptr = &w_aux[0] if n_state > 0 else NULL
+    cdef const int* al_ptr = &attr_label[0] if attr_label.shape[0] > 0 else NULL
+    cdef const int* gold_ptr = &gold[0] if gold.shape[0] > 0 else NULL
+    cdef double* tr = &trans[0, 0]
+    cdef double* tr_aux = &trans_aux[0, 0]
+    cdef const double* mask = &trans_mask[0, 0]
+    zeros_k = np.zeros(K)
+    n_tokens = _check_common(n_state, K, attr_ptr, attr_label, trans, zeros_k, zeros_k,
+                             indices, data, indptr, sent_offsets)
+    if trans_mask.shape[0] != K or trans_mask.shape[1] != K or trans_aux.shape[0] != K \
+            or trans_aux.shape[1] != K or w_aux.shape[0] != n_state:
+        raise ValueError("trans_mask and trans_aux must be (K, K) and w_aux like w")
+    if gold.shape[0] != n_tokens:
+        raise ValueError("gold needs one label per token")
+    for j in range(n_order):
+        if order[j] < 0 or order[j] >= n_sent:
+            raise ValueError("order holds a sentence index outside [0, %d)" % n_sent)
+    if rule < RULE_PERCEPTRON or rule > RULE_AROW:
+        raise ValueError("unknown update rule %d" % rule)
+    if not (c > 0.0 and gamma > 0.0 and counter >= 1.0):
+        raise ValueError("need c > 0, gamma > 0 and counter >= 1")
+    if n_order == 0 or n_tokens == 0:
+        return 0.0, counter, 0, 0
+    max_len = _max_length(sent_offsets, 0, n_sent)
+    max_nnz = 0
+    for s in range(n_sent):
+        q = indptr[sent_offsets[s + 1]] - indptr[sent_offsets[s]]
+        if q > max_nnz:
+            max_nnz = q
+    with nogil:
+        status = workspace_alloc(&ws, max_len, K)
+        delta = <double*>calloc(n_state + 1, sizeof(double))
+        used = <char*>calloc(n_state + 1, sizeof(char))
+        active = <Py_ssize_t*>malloc((2 * max_nnz + 1) * sizeof(Py_ssize_t))
+        dtrans = <double*>calloc(K * K, sizeof(double))
+        best = <int*>malloc((max_len + 1) * sizeof(int))
+        zeros = <double*>calloc(K, sizeof(double))
+        if delta == NULL or used == NULL or active == NULL or dtrans == NULL or best == NULL \
+                or zeros == NULL:
+            status = 2
+        if status == 0:
+            for j in range(n_order):
+                s = order[j]
+                row0 = sent_offsets[s]
+                n = sent_offsets[s + 1] - row0
+                if n == 0:
+                    counter += 1.0
+                    continue
+                emission_scores(w_ptr, &attr_ptr[0], al_ptr, K, Kp, ind_ptr, data_ptr,
+                                &indptr[0], row0, n, zeros, zeros, ws.E)
+                sv = viterbi_path(&ws, n, K, tr, best)
+                d = 0
+                for t in range(n):
+                    if best[t] != gold_ptr[row0 + t]:
+                        d += 1
+                if d == 0:
+                    counter += 1.0
+                    continue
+                sc = path_score(ws.E, Kp, K, tr, gold_ptr + row0, n)
+                # delta = phi(x, gold) - phi(x, best), over the model's features
+                n_active = 0
+                for t in range(n):
+                    yg = gold_ptr[row0 + t]
+                    yv = best[t]
+                    debug_check_index(yg, K, "online_epoch: gold label")
+                    if yg != yv:
+                        for p in range(indptr[row0 + t], indptr[row0 + t + 1]):
+                            f = indices[p]
+                            v = data[p]
+                            debug_check_index(f, n_attributes, "online_epoch: attribute id")
+                            q = state_feature(&attr_ptr[0], al_ptr, f, yg, K)
+                            if q >= 0:
+                                debug_check_index(q, n_state, "online_epoch: state feature")
+                                delta_add(delta, used, active, &n_active, q, v)
+                            q = state_feature(&attr_ptr[0], al_ptr, f, yv, K)
+                            if q >= 0:
+                                debug_check_index(q, n_state, "online_epoch: state feature")
+                                delta_add(delta, used, active, &n_active, q, -v)
+                            debug_check_index(n_active, 2 * max_nnz + 1,
+                                              "online_epoch: active list")
+                    if t > 0:
+                        q = gold_ptr[row0 + t - 1] * K + yg
+                        i = best[t - 1] * K + yv
+                        if q != i:
+                            dtrans[q] += mask[q]
+                            dtrans[i] -= mask[i]
+                norm2 = 0.0
+                if rule == RULE_AROW:
+                    frac = gamma
+                    for i in range(n_active):
+                        q = active[i]
+                        frac += delta[q] * delta[q] * aux_ptr[q]
+                    for i in range(K * K):
+                        frac += dtrans[i] * dtrans[i] * tr_aux[i]
+                    cost = sv - sc + d
+                    tau = cost / frac
+                    for i in range(n_active):
+                        q = active[i]
+                        w_ptr[q] += tau * aux_ptr[q] * delta[q]
+                        aux_ptr[q] = 1.0 / (1.0 / aux_ptr[q] + delta[q] * delta[q] / gamma)
+                    for i in range(K * K):
+                        if dtrans[i] != 0.0:
+                            tr[i] += tau * tr_aux[i] * dtrans[i]
+                            tr_aux[i] = 1.0 / (1.0 / tr_aux[i] + dtrans[i] * dtrans[i] / gamma)
+                else:
+                    if rule == RULE_PERCEPTRON:
+                        cost = d / <double>n
+                        tau = 1.0
+                    else:
+                        for i in range(n_active):
+                            norm2 += delta[active[i]] * delta[active[i]]
+                        for i in range(K * K):
+                            norm2 += dtrans[i] * dtrans[i]
+                        cost = sv - sc + (sqrt(<double>d) if error_sensitive else 1.0)
+                        if norm2 > 0.0:
+                            if rule == RULE_PA:
+                                tau = cost / norm2
+                            elif rule == RULE_PA1:
+                                tau = min(c, cost / norm2)
+                            else:
+                                tau = cost / (norm2 + 0.5 / c)
+                        else:
+                            tau = 0.0                  # no feature tells the paths apart
+                    step = tau * counter
+                    for i in range(n_active):
+                        q = active[i]
+                        w_ptr[q] += tau * delta[q]      # w += tau * delta
+                        aux_ptr[q] += step * delta[q]   # sums for the average
+                    for i in range(K * K):
+                        if dtrans[i] != 0.0:
+                            tr[i] += tau * dtrans[i]
+                            tr_aux[i] += step * dtrans[i]
+                for i in range(n_active):
+                    q = active[i]
+                    delta[q] = 0.0
+                    used[q] = 0
+                for i in range(K * K):
+                    dtrans[i] = 0.0
+                loss += cost
+                n_updates += 1
+                counter += 1.0
+        workspace_free(&ws)
+        free(delta)
+        free(used)
+        free(active)
+        free(dtrans)
+        free(best)
+        free(zeros)
+    if status != 0:
+        raise MemoryError("online_epoch: cannot allocate the workspace")
+    return loss, counter, n_updates, 0

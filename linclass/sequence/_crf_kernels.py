@@ -13,7 +13,8 @@ import numpy as np
 from .._core import _crf
 
 __all__ = ["StateTable", "check_tokens", "nll_and_gradient", "node_marginals", "viterbi",
-           "sentence_chunks", "dense_score_marginals", "sgd_epoch", "sub_batch"]
+           "sentence_chunks", "dense_score_marginals", "sgd_epoch", "sub_batch",
+           "online_epoch", "ONLINE_RULES"]
 
 
 class StateTable:
@@ -360,3 +361,21 @@ def _log_space_marginals(E, offsets, trans, start, stop):
             log_z[s] = lz
             node[a:b] = np.exp(alpha + beta - lz)
     return node, log_z
+
+
+#: update rules of :func:`online_epoch` (CRFsuite's trainers)
+ONLINE_RULES = {"perceptron": _crf.ONLINE_PERCEPTRON, "pa0": _crf.ONLINE_PA,
+                "pa1": _crf.ONLINE_PA1, "pa2": _crf.ONLINE_PA2, "arow": _crf.ONLINE_AROW}
+
+
+def online_epoch(table, batch, w, trans, trans_mask, order, w_aux, trans_aux, *, rule,
+                 c=1.0, error_sensitive=True, gamma=1.0, counter=1.0):
+    """One epoch of the averaged perceptron, passive-aggressive or AROW in
+    place on ``w``, ``trans`` and their auxiliary arrays: see
+    ``_crf.online_epoch``.  Returns (sum of the costs, counter, number of updates)."""
+    loss, counter, n_updates, _ = _crf.online_epoch(
+        w, table.attr_ptr, table.attr_label, trans, trans_mask, batch.indices, batch.data,
+        batch.indptr, batch.offsets, batch.gold, np.ascontiguousarray(order, dtype=np.int64),
+        w_aux, trans_aux, rule=ONLINE_RULES[rule], c=float(c),
+        error_sensitive=bool(error_sensitive), gamma=float(gamma), counter=float(counter))
+    return loss, counter, n_updates
