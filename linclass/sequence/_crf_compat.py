@@ -182,8 +182,7 @@ class Tagger:
     ``set(xseq)``, then ``tag()``, ``probability(yseq)``, ``marginal(y, t)``;
     also ``labels()``, ``info()``, ``dump()``, ``open(path)``, ``close()``.
 
-    ``open`` reads a model file written by ``CRF.save`` (linclass's format,
-    not CRFsuite's binary one).
+    ``open`` reads a model file written by ``CRF.save`` or by CRFsuite.
     """
 
     def __init__(self, crf=None):
@@ -202,14 +201,10 @@ class Tagger:
         return self._crf
 
     def open(self, name):
-        """Load the model saved at ``name`` (``CRF.save``); returns a closing
-        context manager, as python-crfsuite."""
-        from ..persistence import load
-        from .crf import CRF
-        model = load(name)
-        if not isinstance(model, CRF):
-            raise ValueError("%s holds a %s, not a CRF" % (name, type(model).__name__))
-        self._crf = model
+        """Load the model file ``name`` (``CRF.save``'s format or CRFsuite's);
+        returns a closing context manager, as python-crfsuite."""
+        from .crf import read_model_file
+        self._crf = read_model_file(name)
         self._clear()
         return contextlib.closing(self)
 

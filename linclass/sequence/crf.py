@@ -22,8 +22,8 @@ meaning; ``fit``, ``predict``, ``predict_single``, ``predict_marginals``,
 (:mod:`linclass.sequence._crf_compat` holds the python-crfsuite-like log and
 tagger); the ``flat_*`` metrics are in :mod:`linclass.metrics`.
 Differences: ``predict`` returns a list of lists (not an object array); a dev
-set also stops training early (``n_iter_no_change``); model files are in
-linclass's format, not CRFsuite's.
+set also stops training early (``n_iter_no_change``); models are saved in
+linclass's format (CRFsuite's binary model files are read, not written).
 
 References
 ----------
@@ -249,8 +249,9 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         Where the fitted model is also saved (atomically, in linclass's model
         format: :func:`linclass.load` reads it).  A CRF constructed with the
         name of an existing model file and not fitted loads it when first
-        used (``predict``, ``classes_``, ``tagger_``, ...), as sklearn-crfsuite.
-        Files in CRFsuite's binary format are not read.
+        used (``predict``, ``classes_``, ``tagger_``, ...), as sklearn-crfsuite;
+        the file may also be a model trained by CRFsuite (python-crfsuite,
+        sklearn-crfsuite, ``crfsuite learn``), read without python-crfsuite.
     keep_tempfiles : bool, default=False
         Accepted for sklearn-crfsuite's signature: no temporary files are made.
     trainer_cls : class, optional
@@ -429,17 +430,57 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         name = self.__dict__.get("model_filename")
         if name is None or not os.path.isfile(os.fspath(name)):
             return
-        from ..persistence import load
-        model = load(name)
-        if not isinstance(model, CRF):
-            raise ValueError("model_filename %s holds a %s, not a CRF"
-                             % (os.fspath(name), type(model).__name__))
+        model = read_model_file(name)
         for key, value in vars(model).items():
             if key.endswith("_") and not key.startswith("_"):
                 self.__dict__[key] = value
         self.__dict__["_table"] = model._state_table()
         self.__dict__["training_log_"] = None
         self.__dict__["_size"] = os.path.getsize(os.fspath(name))
+
+    def _set_crfsuite_model(self, parsed):
+        """Fitted state from a CRFsuite model file (``read_crfsuite_model``):
+        labels sorted, attributes in the file's order, the file's features."""
+        from ..features import FeatureTemplate
+        labels = parsed["labels"]
+        classes = sorted(labels)
+        if len(set(classes)) != len(classes):
+            raise ValueError("CRFsuite model: repeated labels")
+        code = np.array([classes.index(label) for label in labels], dtype=np.int64)
+        attributes = parsed["attributes"]
+        features = FeatureTemplate(template=None, min_count=1)
+        if attributes:
+            features.fit([[[a] for a in attributes]])
+        else:
+            features.fit([[[]]])
+        K, F = len(classes), len(features.attributes_)
+        index = {a: i for i, a in enumerate(features.attributes_)}
+        attr_ids = np.array([index[a] for a in attributes], dtype=np.int64)
+        src, dst, weight = parsed["state"]
+        keys = attr_ids[src] * K + code[dst]
+        order = np.argsort(keys, kind="stable")
+        keys, weight = keys[order], weight[order]
+        if len(keys) > 1 and np.any(np.diff(keys) == 0):
+            raise ValueError("CRFsuite model: a state feature is repeated")
+        ptr = np.zeros(F + 1, dtype=np.int64)
+        np.cumsum(np.bincount(keys // K, minlength=F), out=ptr[1:])
+        table = kernels.StateTable(ptr, keys % K, K)
+        t_src, t_dst, t_weight = parsed["transitions"]
+        transitions = np.zeros((K, K))
+        mask = np.zeros((K, K), dtype=bool)
+        transitions[code[t_src], code[t_dst]] = t_weight
+        mask[code[t_src], code[t_dst]] = True
+        self.features_ = features
+        self.classes_ = classes
+        self.coef_ = np.ascontiguousarray(weight, dtype=np.float64)
+        self.attr_ptr_ = table.attr_ptr
+        self.attr_label_ = table.attr_label
+        self.transitions_ = transitions
+        self.transition_mask_ = mask
+        self.history_ = []
+        self.training_log_ = None
+        self._table = table
+        return self
 
     def __getattr__(self, name):
         # only reached when normal lookup fails: an unfitted CRF built on a
@@ -507,7 +548,7 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
         chunks = kernels.sentence_chunks(offsets, self.n_jobs)
         c2 = float(self.c2)
         class_names = [str(c) for c in classes]
-        for key in ("_size", "_tagger"):
+        for key in _CACHES:
             self.__dict__.pop(key, None)
         log = TrainingLog()
         log.featgen_num_features = n_state + int(mask.sum())
@@ -896,23 +937,30 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
 
     @property
     def state_features_(self):
-        """{(attribute, label): weight} of the non-zero state features."""
+        """{(attribute, label): weight} of the non-zero state features (built
+        once per fitted model, as sklearn-crfsuite's)."""
         self._check_fitted()
-        names = self.features_.get_feature_names_out()
-        table = self._state_table()
-        attr = table.attribute_of()
-        nz = np.flatnonzero(self.coef_)
-        return {(str(names[attr[p]]), self.classes_[table.attr_label[p]]): float(self.coef_[p])
+        cached = self.__dict__.get("_state_features")
+        if cached is None:
+            names = self.features_.get_feature_names_out()
+            table = self._state_table()
+            attr = table.attribute_of()
+            nz = np.flatnonzero(self.coef_)
+            cached = self._state_features = {
+                (str(names[attr[p]]), self.classes_[table.attr_label[p]]): float(self.coef_[p])
                 for p in nz.tolist()}
+        return cached
 
     @property
     def transition_features_(self):
         """{(label_from, label_to): weight} of the non-zero transition features."""
         self._check_fitted()
-        out = {}
-        for i, j in zip(*np.nonzero(self.transition_mask_ & (self.transitions_ != 0))):
-            out[(self.classes_[i], self.classes_[j])] = float(self.transitions_[i, j])
-        return out
+        cached = self.__dict__.get("_transition_features")
+        if cached is None:
+            cached = self._transition_features = {}
+            for i, j in zip(*np.nonzero(self.transition_mask_ & (self.transitions_ != 0))):
+                cached[(self.classes_[i], self.classes_[j])] = float(self.transitions_[i, j])
+        return cached
 
     @property
     def size_(self):
@@ -999,14 +1047,33 @@ calibration_max_trials : ``l2sgd`` only (CRFsuite's names and defaults 0.1, 2,
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_table", None)
-        state.pop("_tagger", None)
+        for key in _CACHES:
+            state.pop(key, None)
         return state
+
+
+def read_model_file(name):
+    """The CRF in the model file ``name``: linclass's format (``CRF.save``)
+    or CRFsuite's binary one (python-crfsuite, ``crfsuite learn``)."""
+    from ._crfsuite_format import is_crfsuite_model, read_crfsuite_model
+    if is_crfsuite_model(name):
+        model = CRF()._set_crfsuite_model(read_crfsuite_model(name))
+    else:
+        from ..persistence import load
+        model = load(name)
+        if not isinstance(model, CRF):
+            raise ValueError("%s holds a %s, not a CRF" % (os.fspath(name),
+                                                           type(model).__name__))
+    model._size = os.path.getsize(os.fspath(name))       # size_: of the file read
+    return model
 
 
 #: the fitted attributes an unfitted CRF with a model file loads on first access
 _FITTED = frozenset(["classes_", "coef_", "attr_ptr_", "attr_label_", "transitions_",
                      "transition_mask_", "features_", "history_", "n_iter_", "objective_",
                      "stop_reason_", "training_log_", "learning_rate_"])
+#: what a CRF computes once from its fitted state (dropped on refit and pickling)
+_CACHES = ("_size", "_tagger", "_state_features", "_transition_features")
 #: fitted attributes kept out of model files (the training log is not model state)
 _NOT_SAVED = frozenset(["training_log_"])
 

@@ -145,6 +145,22 @@ def test_f1_within_one_point_of_crfsuite(algorithm, data, fitted, crfsuite_model
         assert set(crf.state_features_) <= set(info.state_features)
         assert set(crf.transition_features_) <= set(info.transitions)
     assert sorted(crf.classes_) == sorted(tagger.labels())
+    # CRFsuite's model file, read by linclass (sklearn-crfsuite's model_filename)
+    loaded = CRF(model_filename=str(out / (algorithm + ".crfsuite")))
+    assert loaded.predict(data["X_test"]) == theirs
+    assert loaded.size_ == int(info.header["size"]) == os.path.getsize(out / (algorithm
+                                                                             + ".crfsuite"))
+    assert loaded.num_attributes_ == int(info.header["num_attrs"])
+    assert loaded.attributes_ == sorted(info.attributes, key=lambda a: int(info.attributes[a]))
+    keys = sorted(info.state_features)
+    np.testing.assert_allclose([loaded.state_features_[k] for k in keys],
+                               [info.state_features[k] for k in keys], atol=5e-7)  # dump: %f
+    assert set(loaded.transition_features_) == set(info.transitions)
+    x = data["X_test"][7]
+    tagger.set(x)
+    for t, marginals in enumerate(loaded.predict_marginals_single(x)):
+        for label, p in marginals.items():
+            assert p == pytest.approx(tagger.marginal(label, t), abs=1e-9)
     # the log has CRFsuite's iterations (none stops early in 20; SGD may stop on delta)
     if algorithm == "l2sgd":
         assert 10 < len(crf.training_log_.iterations) <= ITERATIONS["l2sgd"]
@@ -446,3 +462,24 @@ def test_tutorial_with_randomized_search_runs_with_the_import_changed():
     assert isinstance(ns["crf"], CRF) and ns["crf"].c1 == rs.best_params_["c1"]
     assert len(ns["top_trans"]) == 20 and len(ns["top_state"]) == 30
     assert all(isinstance(k, tuple) and len(k) == 2 for k, _ in ns["top_state"])
+
+
+def test_damaged_crfsuite_model_files_raise_clearly(crfsuite_models, tmp_path):
+    from linclass.sequence._crf_compat import Tagger
+    out, _ = crfsuite_models
+    good = (out / "ap.crfsuite").read_bytes()
+    cases = {"cut.crfsuite": good[:len(good) // 2],
+             "header.crfsuite": good[:40],
+             "strings.crfsuite": good[:2000] + b"\xff" * 4000 + good[6000:],
+             "features.crfsuite": good[:48] + b"XXXX" + good[52:]}
+    for name, content in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=name):
+            CRF(model_filename=str(path)).predict([[{"bias": 1.0}]])
+        with pytest.raises(ValueError, match=name):
+            Tagger().open(str(path))
+    # the intact file is read by the tagger as by python-crfsuite's
+    with Tagger().open(str(out / "ap.crfsuite")) as tagger:
+        assert len(tagger.labels()) == 9
+        assert int(tagger.info().header["size"]) == len(good)
