@@ -7,7 +7,9 @@ templates, averaged structured perceptron in whole Cython epochs, or the
 structural SVM); ``crf`` the linear-chain :class:`CRF` (forward-backward in
 :mod:`linclass._core._crf`, L-BFGS / OWL-QN in ``_optimize``, sklearn-crfsuite's
 interface) and ``hmm`` the generative :class:`HMM` on the same kernels
-(``_crf_kernels`` holds their shared plumbing).  Chunk F1 (conlleval) is in :mod:`linclass.metrics`.
+(``_crf_kernels`` holds their shared plumbing; ``_crf_compat`` the
+python-crfsuite-like training log and tagger, ``_crfsuite_format`` the reader
+of CRFsuite's model files).  Chunk F1 (conlleval) is in :mod:`linclass.metrics`.
 
 May import: ``linclass.structured``, ``linclass.features``, ``linclass._core``,
 ``linclass._validation``, ``linclass.base``, ``linclass.metrics``.

@@ -185,6 +185,11 @@ class Tagger:
     ``open`` reads a model file written by ``CRF.save`` or by CRFsuite.
     """
 
+    #: ``read(name) -> CRF`` for :meth:`open`; :mod:`linclass.sequence.crf`
+    #: sets it to its ``read_model_file`` (this module cannot import crf.py,
+    #: which imports it)
+    read_model = None
+
     def __init__(self, crf=None):
         self._crf = crf
         self._clear()
@@ -203,8 +208,7 @@ class Tagger:
     def open(self, name):
         """Load the model file ``name`` (``CRF.save``'s format or CRFsuite's);
         returns a closing context manager, as python-crfsuite."""
-        from .crf import read_model_file
-        self._crf = read_model_file(name)
+        self._crf = type(self).read_model(name)
         self._clear()
         return contextlib.closing(self)
 

@@ -1068,6 +1068,9 @@ def read_model_file(name):
     return model
 
 
+Tagger.read_model = staticmethod(read_model_file)
+
+
 #: the fitted attributes an unfitted CRF with a model file loads on first access
 _FITTED = frozenset(["classes_", "coef_", "attr_ptr_", "attr_label_", "transitions_",
                      "transition_mask_", "features_", "history_", "n_iter_", "objective_",
