@@ -256,16 +256,15 @@ def save_model(model: Any, path: Union[str, "os.PathLike[str]"]) -> str:
     }
     meta_bytes = json.dumps(meta, sort_keys=True, allow_nan=False).encode("utf-8")
     digest = _digest(meta_bytes, enc.arrays)
+    arrays = {"__linclass_meta__": np.frombuffer(meta_bytes, dtype=np.uint8),
+              "__linclass_digest__": np.frombuffer(digest.encode(), dtype=np.uint8),
+              **enc.arrays}
     if hasattr(path, "write"):           # a binary file object of the caller's
-        np.savez_compressed(path, __linclass_meta__=np.frombuffer(meta_bytes, dtype=np.uint8),
-                            __linclass_digest__=np.frombuffer(digest.encode(), dtype=np.uint8),
-                            **enc.arrays)
+        np.savez_compressed(path, **arrays)
         return path
     path = os.fspath(path)
-    with atomic_output(path, "wb") as fh:
-        np.savez_compressed(fh, __linclass_meta__=np.frombuffer(meta_bytes, dtype=np.uint8),
-                            __linclass_digest__=np.frombuffer(digest.encode(), dtype=np.uint8),
-                            **enc.arrays)
+    with atomic_output(path, "wb") as fh:   # temp file beside path, fsync, rename
+        np.savez_compressed(fh, **arrays)
     return path
 
 

@@ -182,7 +182,8 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the classifier and the calibration map; returns self."""
-        check_estimator_protocol(self._wrapped(), [("decision_function", "predict_proba")],
+        inner = self._wrapped()               # estimator, or the default
+        check_estimator_protocol(inner, [("decision_function", "predict_proba")],
                                  "CalibratedClassifier")
         if self.method not in ("sigmoid", "isotonic"):
             raise ValueError("method must be 'sigmoid' or 'isotonic', got %r" % (self.method,))
@@ -197,16 +198,16 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
         self.classes_ = classes
         k = len(classes)
         if cv == "prefit":
-            check_is_fitted(self._wrapped(), "classes_")
-            if list(np.asarray(self._wrapped().classes_)) != list(classes):
+            check_is_fitted(inner, "classes_")
+            if list(np.asarray(inner.classes_)) != list(classes):
                 raise ValueError("the prefit estimator's classes %r differ from those of the "
-                                 "calibration data %r" % (list(self._wrapped().classes_),
+                                 "calibration data %r" % (list(inner.classes_),
                                                           list(classes)))
-            est = self._wrapped()
+            est = inner
             S, truth, w = scores_matrix(est, X, k, self.response), codes, sample_weight
         elif isinstance(cv, float):
             held = holdout_split(codes, cv, self.random_state)
-            est = fit_clone(self._wrapped(), take_rows(X, ~held), y[~held], sample_weight[~held])
+            est = fit_clone(inner, take_rows(X, ~held), y[~held], sample_weight[~held])
             S = scores_matrix(est, take_rows(X, held), k, self.response)
             truth, w = codes[held], sample_weight[held]
         else:
@@ -214,12 +215,12 @@ class CalibratedClassifier(MetaClassifierMixin, BaseEstimator):
             # or leave samples out: each held-out score counts once per fold)
             parts = []
             for train, test in cv_splits(cv, codes, X, y, self.random_state):
-                part = fit_clone(self._wrapped(), take_rows(X, train), y[train],
+                part = fit_clone(inner, take_rows(X, train), y[train],
                                  sample_weight[train])
                 parts.append((scores_matrix(part, take_rows(X, test), k, self.response),
                               codes[test], sample_weight[test]))
             S, truth, w = (np.concatenate(p) for p in zip(*parts))
-            est = fit_clone(self._wrapped(), X, y, sample_weight)
+            est = fit_clone(inner, X, y, sample_weight)
         columns = [truth == 1] if k == 2 else [truth == c for c in range(k)]
         self.calibrators_ = []
         for j, positive in enumerate(columns):

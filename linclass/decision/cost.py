@@ -111,12 +111,13 @@ class CostSensitiveClassifier(MetaClassifierMixin, BaseEstimator):
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit the wrapped classifier (unless ``prefit``) and check the costs."""
-        check_estimator_protocol(self._wrapped(), ["predict_proba"], "CostSensitiveClassifier")
+        inner = self._wrapped()               # estimator, or the default
+        check_estimator_protocol(inner, ["predict_proba"], "CostSensitiveClassifier")
         if self.prefit:
-            check_is_fitted(self._wrapped(), "classes_")
-            est = self._wrapped()
+            check_is_fitted(inner, "classes_")
+            est = inner
         else:
-            est = clone_estimator(self._wrapped())
+            est = clone_estimator(inner)
             if sample_weight is None:
                 est.fit(X, y)
             else:

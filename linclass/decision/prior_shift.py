@@ -148,12 +148,13 @@ class PriorShiftClassifier(MetaClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the estimator (unless ``prefit``) and record the training priors."""
-        check_estimator_protocol(self._wrapped(), ["predict_proba"], "PriorShiftClassifier")
+        inner = self._wrapped()               # estimator, or the default
+        check_estimator_protocol(inner, ["predict_proba"], "PriorShiftClassifier")
         if self.prefit:
-            check_is_fitted(self._wrapped(), "classes_")
-            est = self._wrapped()
+            check_is_fitted(inner, "classes_")
+            est = inner
         else:
-            est = clone_estimator(self._wrapped())
+            est = clone_estimator(inner)
             est = est.fit(X, y) if sample_weight is None else \
                 est.fit(X, y, sample_weight=sample_weight)
         self.estimator_ = est

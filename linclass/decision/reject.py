@@ -75,12 +75,13 @@ class RejectOption(MetaClassifierMixin, BaseEstimator):
         """Fit the wrapped classifier (unless ``prefit``); returns self."""
         self._check_params()
         need = "predict_proba" if self.criterion == "posterior" else "decision_function"
-        check_estimator_protocol(self._wrapped(), [need], "RejectOption")
+        inner = self._wrapped()               # estimator, or the default
+        check_estimator_protocol(inner, [need], "RejectOption")
         if self.prefit:
-            check_is_fitted(self._wrapped(), "classes_")
-            est = self._wrapped()
+            check_is_fitted(inner, "classes_")
+            est = inner
         else:
-            est = clone_estimator(self._wrapped())
+            est = clone_estimator(inner)
             est = est.fit(X, y) if sample_weight is None else \
                 est.fit(X, y, sample_weight=sample_weight)
         self.estimator_ = est

@@ -102,31 +102,33 @@ class ThresholdTuner(MetaClassifierMixin, BaseEstimator):
 
     def _heldout_scores(self, X, y, codes, sample_weight):
         cv = check_cv(self.cv)
+        inner = self._wrapped()               # estimator, or the default
         if cv == "prefit":
-            check_is_fitted(self._wrapped(), "classes_")
-            if list(np.asarray(self._wrapped().classes_)) != list(self.classes_):
+            check_is_fitted(inner, "classes_")
+            if list(np.asarray(inner.classes_)) != list(self.classes_):
                 raise ValueError("the prefit estimator's classes %r differ from those of y %r"
-                                 % (list(self._wrapped().classes_), list(self.classes_)))
-            return self._wrapped(), binary_scores(self._wrapped(), X, self.response), \
+                                 % (list(inner.classes_), list(self.classes_)))
+            return inner, binary_scores(inner, X, self.response), \
                 codes, sample_weight
         if isinstance(cv, float):
             held = holdout_split(codes, cv, self.random_state)
-            est = fit_clone(self._wrapped(), take_rows(X, ~held), y[~held], sample_weight[~held])
+            est = fit_clone(inner, take_rows(X, ~held), y[~held], sample_weight[~held])
             return est, binary_scores(est, take_rows(X, held), self.response), \
                 codes[held], sample_weight[held]
         # out-of-fold scores of every test fold (see CalibratedClassifier)
         parts = []
         for train, test in cv_splits(cv, codes, X, y, self.random_state):
-            est = fit_clone(self._wrapped(), take_rows(X, train), y[train], sample_weight[train])
+            est = fit_clone(inner, take_rows(X, train), y[train], sample_weight[train])
             parts.append((binary_scores(est, take_rows(X, test), self.response), codes[test],
                           sample_weight[test]))
         scores, truth, w = (np.concatenate(p) for p in zip(*parts))
-        est = fit_clone(self._wrapped(), X, y, sample_weight)
+        est = fit_clone(inner, X, y, sample_weight)
         return est, scores, truth, w
 
     def fit(self, X, y, sample_weight=None):
         """Fit (or take) the classifier and choose the threshold; returns self."""
-        check_estimator_protocol(self._wrapped(), [("decision_function", "predict_proba")],
+        inner = self._wrapped()               # estimator, or the default
+        check_estimator_protocol(inner, [("decision_function", "predict_proba")],
                                  "ThresholdTuner")
         if self.response not in ("auto", "decision_function", "predict_proba"):
             raise ValueError("response must be 'auto', 'decision_function' or 'predict_proba', "
