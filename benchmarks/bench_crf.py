@@ -13,7 +13,8 @@ Cases (data in ``<data>``; see each folder's README):
 * CoNLL-2002 esp and ned (ned: full runs only) with the sklearn-crfsuite
   tutorial features (dicts, python-crfsuite input on both sides), ``c1=0.1,
   c2=0.1``, 100 iterations, ``all_possible_transitions=True``: entity F1 on
-  testb, whole-training time ratio.
+  testb, whole-training time ratio; and CRFsuite's online trainers ``ap``,
+  ``pa``, ``arow`` at their defaults on esp (same epochs).
 
 Training times exclude feature extraction on both sides (linclass: its
 features are extracted once before the timer, and the estimator is fitted on
@@ -224,6 +225,40 @@ def case_ner(data_dir, quick, rows, pycrfsuite, lang):
                                   "F1 %.4f" % f1_lin, note=note))
 
 
+def case_ner_online(data_dir, quick, rows, pycrfsuite):
+    """CRFsuite's online trainers (ap, pa, arow) against CRF(algorithm=...): the
+    esp tutorial features, the same epochs; whole-training wall time."""
+    folder = data_dir / "conll2002_ner"
+    Xtr, Ytr = _read(folder / "esp.train.gz", (0, 1), 2)
+    Xte, Yte = _read(folder / "esp.testb.gz", (0, 1), 2)
+    iters = 20 if quick else ITERATIONS
+    feats_tr = [ner_features(s) for s in Xtr]
+    feats_te = [ner_features(s) for s in Xte]
+    for algorithm in ("ap", "pa", "arow"):
+        label = "NER CRF %s (%d epochs)" % (algorithm, iters)
+        crf = CRF(algorithm=algorithm, max_iterations=iters, all_possible_transitions=True)
+        t0 = time.perf_counter()
+        crf.fit(feats_tr, Ytr)
+        t_lin = time.perf_counter() - t0
+        f1_lin = metrics.chunk_f1(Yte, crf.predict(feats_te))
+        if pycrfsuite is None:
+            rows.append(_harness.make_row(label, "CoNLL-2002 esp testb", "python-crfsuite",
+                                          None, t_lin, None, "F1 %.4f" % f1_lin,
+                                          note="python-crfsuite missing"))
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            _, t_peer, tagger = crfsuite_fit(
+                pycrfsuite, feats_tr, Ytr, {"max_iterations": iters,
+                                            "feature.possible_transitions": True},
+                tmp + "/online.crfsuite", algorithm=algorithm)
+            f1_peer = metrics.chunk_f1(Yte, [tagger.tag(x) for x in feats_te])
+            tagger.close()
+        rows.append(_harness.make_row(label, "CoNLL-2002 esp testb", "python-crfsuite",
+                                      t_peer, t_lin, "F1 %.4f" % f1_peer, "F1 %.4f" % f1_lin,
+                                      note="linclass fit includes attribute extraction from "
+                                      "the dicts; CRFsuite's defaults for the algorithm"))
+
+
 def run(quick, data_dir):
     data_dir = pathlib.Path(data_dir)
     pycrfsuite = _harness.import_peer("pycrfsuite")
@@ -232,6 +267,7 @@ def run(quick, data_dir):
     case_chunking_sgd(data_dir, quick, rows, pycrfsuite)
     for lang in ("esp",) if quick else ("esp", "ned"):
         case_ner(data_dir, quick, rows, pycrfsuite, lang)
+    case_ner_online(data_dir, quick, rows, pycrfsuite)
     return rows
 
 

@@ -45,8 +45,11 @@ def run(*argv, cwd=None):
 
 def run_process(*argv, stdin=b"", cwd=None):
     """``python -m linclass argv`` in a subprocess: (status, stdout bytes, stderr text)."""
+    # run outside the source tree by default: an unbuilt checkout there would
+    # shadow the installed package (as in CI's clean checkout)
     done = subprocess.run([sys.executable, "-m", "linclass"] + [str(a) for a in argv],
-                          input=stdin, capture_output=True, cwd=cwd, timeout=120)
+                          input=stdin, capture_output=True, timeout=120,
+                          cwd=os.path.dirname(os.path.abspath(__file__)) if cwd is None else cwd)
     return done.returncode, done.stdout, done.stderr.decode()
 
 

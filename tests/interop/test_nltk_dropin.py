@@ -7,6 +7,7 @@ import gzip
 import io
 import pickle
 import random
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -83,8 +84,9 @@ DOCTEST_TEST = [dict(a=1, b=0, c=1), dict(a=1, b=0, c=0), dict(a=0, b=1, c=1),
 
 def _run_ok(code):
     """Run ``code`` in a fresh interpreter; it must print ok."""
+    # cwd outside the source tree: an unbuilt checkout would shadow the installed package
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, cwd=os.path.dirname(os.path.abspath(__file__)))
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 
